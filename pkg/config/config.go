@@ -1,0 +1,138 @@
+// Package config defines turnd's configuration file: its types, the one place
+// defaults come from, strict decoding and validation.
+//
+// Decoding is strict (unknown keys are errors), defaults come from Default(),
+// and Validate reports every problem at once, each prefixed with its YAML path.
+// The package knows nothing about sockets, pion or Prometheus: it only turns
+// bytes into a checked Config.
+package config
+
+import "time"
+
+// Config is the whole turnd configuration file.
+type Config struct {
+	// Realm is the long-term credential realm. Default "turnd.local"; must not be empty.
+	Realm string `yaml:"realm"`
+	// Listen holds the client-facing listening addresses.
+	Listen Listen `yaml:"listen"`
+	// TLS holds the certificate used by the TLS listeners.
+	TLS TLS `yaml:"tls"`
+	// Relay configures relay sockets (the peer-facing side).
+	Relay Relay `yaml:"relay"`
+	// Auth holds credentials: static users and TURN REST API secrets.
+	Auth Auth `yaml:"auth"`
+	// Peers is the peer address filter (SSRF protection).
+	Peers Peers `yaml:"peers"`
+	// Limits are quotas and lifetimes.
+	Limits Limits `yaml:"limits"`
+	// Drain configures graceful shutdown.
+	Drain Drain `yaml:"drain"`
+	// HTTP configures the metrics and probe listener.
+	HTTP HTTP `yaml:"http"`
+	// Log configures logging.
+	Log Log `yaml:"log"`
+	// PIDFile, when set, is where turnd writes its process ID. Default "" (none).
+	PIDFile string `yaml:"pidfile"`
+}
+
+// Listen holds the client-facing listening addresses ("host:port").
+type Listen struct {
+	// UDP addresses. Default ["127.0.0.1:3478"]. Empty means no UDP listener.
+	UDP []string `yaml:"udp"`
+	// TCP addresses. Default ["127.0.0.1:3478"]. Empty means no TCP listener.
+	TCP []string `yaml:"tcp"`
+	// TLS addresses (turns:). Default [] (none); needs tls.cert_file and tls.key_file.
+	TLS []string `yaml:"tls"`
+	// UDPSockets is how many SO_REUSEPORT sockets each UDP address gets.
+	// Default 0, which means one per CPU (GOMAXPROCS).
+	UDPSockets int `yaml:"udp_sockets"`
+}
+
+// TLS names the certificate and key files (PEM) of the TLS listeners.
+type TLS struct {
+	// CertFile is the PEM certificate chain. Default "" (required when listen.tls is set).
+	CertFile string `yaml:"cert_file"`
+	// KeyFile is the PEM private key. Default "" (required when listen.tls is set).
+	KeyFile string `yaml:"key_file"`
+}
+
+// Relay configures relay sockets.
+type Relay struct {
+	// Address is the IP relay sockets bind to. Default "" which means the
+	// first listen address's IP (127.0.0.1 in the embedded default).
+	Address string `yaml:"address"`
+	// ExternalAddress is the IP advertised to clients in XOR-RELAYED-ADDRESS
+	// (for a server behind NAT). Default "" which means relay.address.
+	ExternalAddress string `yaml:"external_address"`
+	// MinPort is the lowest relay port. Default 49152.
+	MinPort int `yaml:"min_port"`
+	// MaxPort is the highest relay port (inclusive). Default 65535.
+	MaxPort int `yaml:"max_port"`
+	// TCPAllocations allows RFC 6062 TCP allocations. Default true; false answers them with 442.
+	TCPAllocations bool `yaml:"tcp_allocations"`
+}
+
+// Auth holds credentials. At least one user or secret is required.
+type Auth struct {
+	// Users maps user name to password for the long-term credential mechanism. Default {} .
+	Users map[string]string `yaml:"users"`
+	// Secrets are TURN REST API shared secrets; every one is tried, so a new
+	// secret can be added before the old one is removed. Default [].
+	Secrets []string `yaml:"secrets"`
+	// RESTSeparator separates expiry and user in REST usernames. Default ":".
+	RESTSeparator string `yaml:"rest_separator"`
+}
+
+// Peers is the peer address filter. Loopback is checked first (denied unless
+// AllowLoopback), then Allowed (wins), then Denied and the built-in
+// special-purpose ranges.
+type Peers struct {
+	// AllowLoopback lets clients relay to 127.0.0.0/8 and ::1. Default false.
+	AllowLoopback bool `yaml:"allow_loopback"`
+	// Allowed entries (IP, CIDR, or "first-last" range) override Denied and the built-in list. Default [].
+	Allowed []string `yaml:"allowed"`
+	// Denied entries (IP, CIDR, or "first-last" range) add to the built-in list. Default [].
+	Denied []string `yaml:"denied"`
+}
+
+// Limits are quotas and lifetimes.
+type Limits struct {
+	// TotalAllocations caps live allocations on this server. Default 0 (unlimited).
+	TotalAllocations int `yaml:"total_allocations"`
+	// UserAllocations caps live allocations per user. Default 0 (unlimited).
+	UserAllocations int `yaml:"user_allocations"`
+	// MaxLifetime caps the lifetime a client may request. Default 1h; must be > 0.
+	MaxLifetime time.Duration `yaml:"max_lifetime"`
+	// PermissionLifetime is how long a permission lives. Default 5m; must be > 0.
+	PermissionLifetime time.Duration `yaml:"permission_lifetime"`
+	// ChannelLifetime is how long a channel binding lives. Default 10m; must be > 0.
+	ChannelLifetime time.Duration `yaml:"channel_lifetime"`
+}
+
+// Drain configures graceful shutdown (SIGTERM, SIGUSR1, first SIGINT).
+type Drain struct {
+	// Timeout is the longest a drain waits for allocations to end before it
+	// closes them. Default 1h; 0 means no graceful period (stop at once).
+	Timeout time.Duration `yaml:"timeout"`
+	// Delay is a lame-duck period at the start of a drain: readiness already
+	// fails but new allocations are still accepted. Default 0 (none).
+	Delay time.Duration `yaml:"delay"`
+	// AlternateServers ("host:port") are offered with 300 Try Alternate to new
+	// Allocate requests while draining, in rotation. Default [] (answer 486).
+	AlternateServers []string `yaml:"alternate_servers"`
+}
+
+// HTTP configures the metrics and probe listener.
+type HTTP struct {
+	// Address is "host:port" for /metrics, /healthz, /readyz and /status.
+	// Default "127.0.0.1:9641"; "" disables the listener.
+	Address string `yaml:"address"`
+}
+
+// Log configures logging.
+type Log struct {
+	// Level is debug, info, warn or error. Default info.
+	Level string `yaml:"level"`
+	// Format is text or json. Default text.
+	Format string `yaml:"format"`
+}
