@@ -35,7 +35,9 @@ type Config struct {
 	PIDFile string `yaml:"pidfile"`
 }
 
-// Listen holds the client-facing listening addresses ("host:port").
+// Listen holds the client-facing listening addresses ("ip:port", IPv6 in
+// brackets; port 0 picks a free port). A list written empty ([]) or without a
+// value means none, not the default.
 type Listen struct {
 	// UDP addresses. Default ["127.0.0.1:3478"]. Empty means no UDP listener.
 	UDP []string `yaml:"udp"`
@@ -62,7 +64,8 @@ type Relay struct {
 	// first listen address's IP (127.0.0.1 in the embedded default).
 	Address string `yaml:"address"`
 	// ExternalAddress is the IP advertised to clients in XOR-RELAYED-ADDRESS
-	// (for a server behind NAT). Default "" which means relay.address.
+	// (for a server behind NAT). Default "" which means relay.address; required
+	// when relay sockets bind to the unspecified address (0.0.0.0 or ::).
 	ExternalAddress string `yaml:"external_address"`
 	// MinPort is the lowest relay port. Default 49152.
 	MinPort int `yaml:"min_port"`
@@ -74,7 +77,7 @@ type Relay struct {
 
 // Auth holds credentials. At least one user or secret is required.
 type Auth struct {
-	// Users maps user name to password for the long-term credential mechanism. Default {} .
+	// Users maps user name to password for the long-term credential mechanism. Default {} (none).
 	Users map[string]string `yaml:"users"`
 	// Secrets are TURN REST API shared secrets; every one is tried, so a new
 	// secret can be added before the old one is removed. Default [].
@@ -117,8 +120,9 @@ type Drain struct {
 	// Delay is a lame-duck period at the start of a drain: readiness already
 	// fails but new allocations are still accepted. Default 0 (none).
 	Delay time.Duration `yaml:"delay"`
-	// AlternateServers ("host:port") are offered with 300 Try Alternate to new
-	// Allocate requests while draining, in rotation. Default [] (answer 486).
+	// AlternateServers ("ip:port", an IP literal because ALTERNATE-SERVER
+	// carries an address, not a name) are offered with 300 Try Alternate to
+	// new Allocate requests while draining, in rotation. Default [] (answer 486).
 	AlternateServers []string `yaml:"alternate_servers"`
 }
 

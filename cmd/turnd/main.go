@@ -1,0 +1,63 @@
+// Command turnd is a TURN server (RFC 8656) that drains gracefully by
+// itself: SIGTERM stops new allocations, keeps every live relay working, and
+// exits the moment the last one ends or the drain deadline passes.
+//
+// Usage:
+//
+//	turnd [--config FILE]                 run (no flag: the embedded loopback demo config)
+//	turnd check-config --config FILE      validate a file; non-zero exit lists every problem
+//	turnd default-config                  print the embedded config, a commented starting point
+//	turnd version                         print the version
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/turnd/turnd/pkg/config"
+)
+
+// version is set at build time: -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run dispatches a command line and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("turnd "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "", "configuration file (YAML); empty runs the embedded loopback demo config")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	switch cmd {
+	case "serve":
+		return serve(*path, stdout, stderr)
+	case "check-config":
+		if *path == "" {
+			fmt.Fprintln(stderr, "turnd check-config: --config FILE is required")
+			return 2
+		}
+		if _, err := config.Load(*path); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%s: ok\n", *path)
+		return 0
+	case "default-config":
+		_, _ = stdout.Write(config.EmbeddedYAML())
+		return 0
+	case "version":
+		fmt.Fprintf(stdout, "turnd %s\n", version)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "turnd: unknown command %q (serve, check-config, default-config, version)\n", cmd)
+		return 2
+	}
+}

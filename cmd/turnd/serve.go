@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/turnd/turnd/pkg/allocation"
+	"github.com/turnd/turnd/pkg/config"
+	"github.com/turnd/turnd/pkg/drain"
+	"github.com/turnd/turnd/pkg/httpapi"
+	"github.com/turnd/turnd/pkg/lifecycle"
+	"github.com/turnd/turnd/pkg/metrics"
+	"github.com/turnd/turnd/pkg/relay"
+	"github.com/turnd/turnd/pkg/server"
+)
+
+// serve runs turnd until its drain ends; the exit code is 0 for any stop
+// the operator asked for, 1 when turnd could not start or a component failed.
+func serve(path string, _, stderr io.Writer) int {
+	cfg := config.Embedded()
+	if path != "" {
+		var err error
+		if cfg, err = config.Load(path); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+	}
+	log, level := newLogger(stderr, cfg.Log.Format, cfg.Log.Level)
+	started := time.Now()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	// The registry exists before both the drain (which waits on it) and the
+	// server (which fills it), so neither needs the other to be built first.
+	registry := allocation.NewRegistry(allocation.Limits{})
+	notifier := newNotifier(log)
+	machine := drain.New(drain.Config{
+		Delay:       cfg.Drain.Delay,
+		Timeout:     cfg.Drain.Timeout,
+		Allocations: registry,
+		OnChange:    drainReporter(log, notifier),
+	})
+	traffic := &relay.Counters{}
+	m, err := metrics.New(reg, metrics.Sources{Allocations: registry.ByTransport, Drain: machine.Status, Traffic: traffic})
+	if err != nil {
+		log.Error("register metrics", "err", err)
+		return 1
+	}
+	srv, err := server.New(server.Options{
+		Config: cfg, Logger: log, Observer: m, Registry: registry, Traffic: traffic, Accepting: machine.Accepting,
+	})
+	if err != nil {
+		log.Error("start", "err", err)
+		return 1
+	}
+
+	var httpLn net.Listener
+	if cfg.HTTP.Address != "" {
+		if httpLn, err = net.Listen("tcp", cfg.HTTP.Address); err != nil {
+			log.Error("start", "err", fmt.Errorf("listen http %s: %w", cfg.HTTP.Address, err))
+			_ = srv.Close()
+			return 1
+		}
+	}
+	if cfg.PIDFile != "" {
+		if err := os.WriteFile(cfg.PIDFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+			log.Error("start", "err", fmt.Errorf("write pidfile: %w", err))
+			_ = srv.Close()
+			return 1
+		}
+		defer os.Remove(cfg.PIDFile)
+	}
+
+	var g lifecycle.Group
+	// Signals: SIGTERM/SIGINT/SIGUSR1 become drain requests, SIGQUIT a stop,
+	// SIGHUP a reload. It must outlive nothing: the drain decides the end.
+	signals := make(chan drain.Signal, 4)
+	sigStop := make(chan struct{})
+	g.Add("signals", func() error {
+		watchSignals(signals, sigStop, func() { reload(path, srv, log, level) })
+		return nil
+	}, func(error) { close(sigStop) })
+
+	// The drain ends the process. Every other actor is interrupted only after
+	// it returns: the TURN sockets and /readyz must stay up for the whole drain.
+	drainCtx, cancelDrain := context.WithCancel(context.Background())
+	g.Add("drain", func() error {
+		res := machine.Run(drainCtx, signals)
+		if res.Reason == drain.DeadlineExpired && res.Remaining > 0 {
+			m.ForceClosed(res.Remaining)
+			log.Warn("drain deadline passed: closing remaining allocations", "allocations", res.Remaining)
+		}
+		log.Info("drain complete", "reason", res.Reason.String(), "trigger", res.Trigger.String(),
+			"allocations_at_start", res.AtStart, "drained", max(0, res.AtStart-res.Remaining),
+			"force_closed", res.Remaining, "duration", res.Duration.Round(time.Millisecond))
+		return nil
+	}, func(error) { cancelDrain() })
+
+	// TURN: closing it ends every allocation, so it runs until the drain is over.
+	g.Add("turn", func() error {
+		<-srv.Done()
+		return errors.New("turn server stopped")
+	}, func(error) {
+		if err := srv.Close(); err != nil {
+			log.Warn("close", "err", err)
+		}
+	})
+
+	// HTTP: probes and metrics answer throughout the drain (readiness 503).
+	if httpLn != nil {
+		hs := &http.Server{
+			Handler: httpapi.New(httpapi.Options{
+				Version: version, Started: started, Allocations: registry.ByTransport,
+				Traffic: traffic, Drain: machine.Status, Gatherer: reg,
+			}),
+			ReadHeaderTimeout: 5 * time.Second,
+		}
+		g.Add("http", func() error {
+			if err := hs.Serve(httpLn); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("serve http: %w", err)
+			}
+			return nil
+		}, func(error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = hs.Shutdown(ctx)
+		})
+	}
+
+	announce(log, cfg, path, srv, httpLn)
+	notifier.ready()
+	stopped := g.Run()
+	if stopped.Actor != "drain" {
+		log.Error("stopped", "component", stopped.Actor, "err", stopped.Err)
+		return 1
+	}
+	return 0
+}
+
+// announce logs where turnd listens, and with the demo config how to try it.
+func announce(log *slog.Logger, cfg config.Config, path string, srv *server.Server, httpLn net.Listener) {
+	args := []any{"version", version, "udp", srv.UDPAddrs(), "tcp_tls", srv.StreamAddrs(),
+		"realm", cfg.Realm, "drain_timeout", cfg.Drain.Timeout}
+	if httpLn != nil {
+		args = append(args, "http", httpLn.Addr().String())
+	}
+	log.Info("turnd serving", args...)
+	if path == "" {
+		log.Info("running the embedded demo config (loopback only, user demo/demo); try it with coturn's tools: " +
+			"turnutils_peer -L 127.0.0.1 -p 3480 & turnutils_uclient -u demo -w demo -e 127.0.0.1 -r 3480 -X -n 100 127.0.0.1")
+	}
+}

@@ -1,0 +1,107 @@
+{{/*
+turnd.yaml, rendered from .Values.config plus the parts the chart manages
+(addresses, ports, file paths). It is built as a dict and printed with toYaml,
+never by pasting values into YAML text, so a password with a quote or a colon
+cannot change the file's structure.
+*/}}
+
+{{/* turnd.hostPort: "host:port", bracketing the host for IPv6. Takes (list $root $port). */}}
+{{- define "turnd.hostPort" -}}
+{{- $root := index . 0 -}}
+{{- $host := $root.Values.bindAddress -}}
+{{- if eq $root.Values.ipFamily "IPv6" -}}
+{{- printf "[%s]:%d" $host (int (index . 1)) -}}
+{{- else -}}
+{{- printf "%s:%d" $host (int (index . 1)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* turnd.config: one turnd.yaml. Takes (dict "root" $ "externalIP" "203.0.113.7" or ""). */}}
+{{- define "turnd.config" -}}
+{{- $v := .root.Values -}}
+{{- $cfg := deepCopy $v.config -}}
+{{- $turn := list (include "turnd.hostPort" (list .root $v.ports.turn)) -}}
+{{- $listen := deepCopy ($cfg.listen | default dict) -}}
+{{- $_ := set $listen "udp" (ternary $turn (list) $v.transports.udp) -}}
+{{- $_ = set $listen "tcp" (ternary $turn (list) $v.transports.tcp) -}}
+{{- $_ = set $listen "tls" (ternary (list (include "turnd.hostPort" (list .root $v.ports.tls))) (list) $v.tls.enabled) -}}
+{{- $_ = set $cfg "listen" $listen -}}
+{{- $relay := deepCopy ($cfg.relay | default dict) -}}
+{{- $_ = set $relay "address" $v.bindAddress -}}
+{{- if .externalIP -}}
+{{- $_ = set $relay "external_address" .externalIP -}}
+{{- end -}}
+{{- $_ = set $cfg "relay" $relay -}}
+{{- if $v.tls.enabled -}}
+{{- $_ = set $cfg "tls" (dict "cert_file" "/etc/turnd/tls/tls.crt" "key_file" "/etc/turnd/tls/tls.key") -}}
+{{- end -}}
+{{- $_ = set $cfg "http" (dict "address" (include "turnd.hostPort" (list .root $v.ports.http))) -}}
+# turnd.yaml rendered by the {{ .root.Chart.Name }} chart {{ .root.Chart.Version }}; edit the values, not this file.
+# ${TURND_NODE_IP} is the node's address, set by the pod from the downward API.
+{{ toYaml $cfg }}
+{{- end -}}
+
+{{/*
+turnd.configFiles: the data of the config Secret, file name -> content.
+Without per-node NAT addresses there is one turnd.yaml. With
+nat.externalIPsByNode every node gets turnd-<node>.yaml, and the container
+picks its own through $(TURND_NODE_NAME) in its arguments, because a pod
+template cannot hold a per-node value and the downward API cannot read node
+annotations.
+*/}}
+{{- define "turnd.configFiles" -}}
+{{- $files := dict -}}
+{{- $byNode := .Values.nat.externalIPsByNode | default dict -}}
+{{- if $byNode -}}
+{{- range $node, $ip := $byNode -}}
+{{- $_ := set $files (printf "turnd-%s.yaml" $node) (include "turnd.config" (dict "root" $ "externalIP" $ip)) -}}
+{{- end -}}
+{{- else -}}
+{{- $_ := set $files "turnd.yaml" (include "turnd.config" (dict "root" . "externalIP" .Values.nat.externalIP)) -}}
+{{- end -}}
+{{- toYaml $files -}}
+{{- end -}}
+
+{{/* turnd.configPath: the --config argument. */}}
+{{- define "turnd.configPath" -}}
+{{- if .Values.existingSecret -}}
+/etc/turnd/config/{{ .Values.existingSecretKey }}
+{{- else if .Values.nat.externalIPsByNode -}}
+/etc/turnd/config/turnd-$(TURND_NODE_NAME).yaml
+{{- else -}}
+/etc/turnd/config/turnd.yaml
+{{- end -}}
+{{- end -}}
+
+{{/*
+turnd.validate: combinations the schema cannot express. Fails the render with
+a message naming the values to change; prints nothing otherwise.
+*/}}
+{{- define "turnd.validate" -}}
+{{- $v := .Values -}}
+{{- $byNode := $v.nat.externalIPsByNode | default dict -}}
+{{- if not (or $v.transports.udp $v.transports.tcp $v.tls.enabled) -}}
+{{- fail "transports: enable udp, tcp or tls (tls.enabled); turnd needs at least one listener" -}}
+{{- end -}}
+{{- if and $v.tls.enabled (not $v.tls.secretName) -}}
+{{- fail "tls.secretName: required when tls.enabled (a kubernetes.io/tls Secret with tls.crt and tls.key)" -}}
+{{- end -}}
+{{- if and $v.nat.externalIP $byNode -}}
+{{- fail "nat: set either externalIP (one pod) or externalIPsByNode (one address per node), not both" -}}
+{{- end -}}
+{{- if and $v.nat.externalIP (gt (int $v.replicaCount) 1) -}}
+{{- fail (printf "nat.externalIP: one external address cannot front %d nodes' relay ports; use nat.externalIPsByNode, or replicaCount: 1" (int $v.replicaCount)) -}}
+{{- end -}}
+{{- if and $byNode (gt (int $v.replicaCount) (len $byNode)) -}}
+{{- fail (printf "replicaCount: %d pods cannot fit on the %d nodes listed in nat.externalIPsByNode (one pod per node)" (int $v.replicaCount) (len $byNode)) -}}
+{{- end -}}
+{{- if and $byNode $v.existingSecret -}}
+{{- fail "nat.externalIPsByNode: needs the chart to render one config per node; with existingSecret put relay.external_address in your own turnd.yaml and use replicaCount: 1 per release" -}}
+{{- end -}}
+{{- if and (contains ":" $v.bindAddress) (ne $v.ipFamily "IPv6") -}}
+{{- fail (printf "bindAddress: %q is an IPv6 address; set ipFamily: IPv6" $v.bindAddress) -}}
+{{- end -}}
+{{- if and (not $v.existingSecret) (not $v.config.auth.users) (not $v.config.auth.secrets) -}}
+{{- fail "config.auth: set users or secrets (or existingSecret); turnd refuses to run without credentials" -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,10 @@
+package allocation
+
+import "errors"
+
+var (
+	// ErrTotalQuota means the server already holds limits.total_allocations allocations.
+	ErrTotalQuota = errors.New("total allocation quota reached")
+	// ErrUserQuota means the user already holds limits.user_allocations allocations.
+	ErrUserQuota = errors.New("user allocation quota reached")
+)

@@ -1,0 +1,162 @@
+package allocation
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Info describes one live allocation.
+type Info struct {
+	Client    net.Addr  // the client's transport address (5-tuple source)
+	Server    net.Addr  // turnd's listening address the client reached (5-tuple destination)
+	Transport Transport // client-facing transport
+	User      string    // user ID from the credential check (REST: the part after the expiry)
+	Realm     string
+	Relay     net.Addr // relayed transport address
+	Created   time.Time
+}
+
+// Limits are the allocation quotas; zero means unlimited.
+type Limits struct {
+	Total   int
+	PerUser int
+}
+
+// Registry mirrors pion's allocation tables. It is safe for concurrent use;
+// Add and Remove are called from pion callbacks that may hold pion's locks,
+// so they never block beyond a short mutex section.
+type Registry struct {
+	mu          sync.Mutex
+	live        map[key]Info
+	perUser     map[string]int
+	byTransport [numTransports]int
+
+	count   atomic.Int64
+	limits  atomic.Pointer[Limits]
+	changed chan struct{}
+}
+
+type key struct{ client, server string }
+
+func keyOf(client, server net.Addr) key {
+	return key{client: addrString(client), server: addrString(server)}
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
+}
+
+// NewRegistry returns an empty registry with the given quotas.
+func NewRegistry(l Limits) *Registry {
+	r := &Registry{
+		live:    make(map[key]Info),
+		perUser: make(map[string]int),
+		changed: make(chan struct{}, 1),
+	}
+	r.SetLimits(l)
+	return r
+}
+
+// SetLimits replaces the quotas; live allocations are never revoked by it.
+func (r *Registry) SetLimits(l Limits) { r.limits.Store(&l) }
+
+// Admit reports whether user may create one more allocation under the quotas.
+// The check and the later Add are not atomic (pion creates the allocation in
+// between), so concurrent Allocates of one user can overshoot by the number
+// in flight; quotas are a guard against abuse, not an exact ledger.
+func (r *Registry) Admit(user string) error {
+	l := r.limits.Load()
+	if l.Total > 0 && int(r.count.Load()) >= l.Total {
+		return ErrTotalQuota
+	}
+	if l.PerUser > 0 && r.UserCount(user) >= l.PerUser {
+		return ErrUserQuota
+	}
+	return nil
+}
+
+// Add records a new allocation. A second Add for the same 5-tuple replaces
+// the first without changing the counts.
+func (r *Registry) Add(info Info) {
+	k := keyOf(info.Client, info.Server)
+	r.mu.Lock()
+	if old, ok := r.live[k]; ok {
+		r.forget(old)
+	}
+	r.live[k] = info
+	r.perUser[info.User]++
+	if info.Transport < numTransports {
+		r.byTransport[info.Transport]++
+	}
+	r.count.Store(int64(len(r.live)))
+	r.mu.Unlock()
+	r.notify()
+}
+
+// Remove forgets the allocation of a 5-tuple and returns what it was.
+func (r *Registry) Remove(client, server net.Addr) (Info, bool) {
+	k := keyOf(client, server)
+	r.mu.Lock()
+	info, ok := r.live[k]
+	if ok {
+		delete(r.live, k)
+		r.forget(info)
+		r.count.Store(int64(len(r.live)))
+	}
+	r.mu.Unlock()
+	if ok {
+		r.notify()
+	}
+	return info, ok
+}
+
+// forget undoes the per-user and per-transport counts of info; r.mu is held.
+func (r *Registry) forget(info Info) {
+	if n := r.perUser[info.User] - 1; n > 0 {
+		r.perUser[info.User] = n
+	} else {
+		delete(r.perUser, info.User)
+	}
+	if info.Transport < numTransports {
+		r.byTransport[info.Transport]--
+	}
+}
+
+// notify wakes the watcher without ever blocking: the channel holds one
+// pending wake-up, and a reader always re-reads Count.
+func (r *Registry) notify() {
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Count returns the number of live allocations.
+func (r *Registry) Count() int { return int(r.count.Load()) }
+
+// Changed delivers a coalesced notification after every change of Count.
+// It is meant for a single watcher (the drain).
+func (r *Registry) Changed() <-chan struct{} { return r.changed }
+
+// UserCount returns how many live allocations user holds.
+func (r *Registry) UserCount(user string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.perUser[user]
+}
+
+// ByTransport returns the live allocation count of each transport.
+func (r *Registry) ByTransport() map[Transport]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[Transport]int, numTransports)
+	for _, t := range Transports() {
+		out[t] = r.byTransport[t]
+	}
+	return out
+}

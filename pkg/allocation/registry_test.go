@@ -1,0 +1,85 @@
+package allocation
+
+import (
+	"errors"
+	"net"
+	"testing"
+)
+
+func udp(port int) net.Addr { return &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port} }
+
+func TestRegistryCountsAndQuotas(t *testing.T) {
+	r := NewRegistry(Limits{Total: 3, PerUser: 2})
+	srv := udp(3478)
+
+	if err := r.Admit("alice"); err != nil {
+		t.Fatalf("empty registry refused: %v", err)
+	}
+	r.Add(Info{Client: udp(1), Server: srv, Transport: UDP, User: "alice"})
+	r.Add(Info{Client: udp(2), Server: srv, Transport: TCP, User: "alice"})
+	if err := r.Admit("alice"); !errors.Is(err, ErrUserQuota) {
+		t.Fatalf("third allocation of alice: got %v, want ErrUserQuota", err)
+	}
+	if err := r.Admit("bob"); err != nil {
+		t.Fatalf("bob refused: %v", err)
+	}
+	r.Add(Info{Client: udp(3), Server: srv, Transport: TLS, User: "bob"})
+	if err := r.Admit("carol"); !errors.Is(err, ErrTotalQuota) {
+		t.Fatalf("fourth allocation: got %v, want ErrTotalQuota", err)
+	}
+	if got := r.ByTransport(); got[UDP] != 1 || got[TCP] != 1 || got[TLS] != 1 {
+		t.Fatalf("by transport = %v", got)
+	}
+
+	if _, ok := r.Remove(udp(1), srv); !ok {
+		t.Fatal("remove of a live allocation reported absent")
+	}
+	if _, ok := r.Remove(udp(1), srv); ok {
+		t.Fatal("second remove reported present")
+	}
+	if r.Count() != 2 || r.UserCount("alice") != 1 {
+		t.Fatalf("count=%d alice=%d after remove", r.Count(), r.UserCount("alice"))
+	}
+	if err := r.Admit("alice"); err != nil {
+		t.Fatalf("alice refused after release: %v", err)
+	}
+
+	r.SetLimits(Limits{})
+	r.Add(Info{Client: udp(4), Server: srv, User: "alice"})
+	r.Add(Info{Client: udp(5), Server: srv, User: "alice"})
+	if err := r.Admit("alice"); err != nil {
+		t.Fatalf("unlimited registry refused: %v", err)
+	}
+}
+
+func TestRegistryReAddSameFiveTupleKeepsCounts(t *testing.T) {
+	r := NewRegistry(Limits{})
+	r.Add(Info{Client: udp(1), Server: udp(2), User: "a"})
+	r.Add(Info{Client: udp(1), Server: udp(2), User: "a"})
+	if r.Count() != 1 || r.UserCount("a") != 1 {
+		t.Fatalf("count=%d user=%d", r.Count(), r.UserCount("a"))
+	}
+}
+
+func TestRegistryChangedIsCoalescedAndNeverBlocks(t *testing.T) {
+	r := NewRegistry(Limits{})
+	for i := 0; i < 100; i++ { // would deadlock if notify blocked
+		r.Add(Info{Client: udp(i + 1), Server: udp(3478)})
+	}
+	select {
+	case <-r.Changed():
+	default:
+		t.Fatal("no change notification after Add")
+	}
+	select {
+	case <-r.Changed():
+		t.Fatal("notifications were not coalesced")
+	default:
+	}
+	r.Remove(udp(1), udp(3478))
+	select {
+	case <-r.Changed():
+	default:
+		t.Fatal("no change notification after Remove")
+	}
+}

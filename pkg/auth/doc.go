@@ -1,0 +1,9 @@
+// Package auth turns TURN usernames into long-term credential keys: static
+// users (coturn's lt-cred-mech with user=name:pass) and TURN REST API
+// credentials (coturn's use-auth-secret with one or more static-auth-secret).
+//
+// A Store is an immutable snapshot built from configuration; a reload builds a
+// new one. The package is pure: it knows nothing about pion's server, sockets,
+// HTTP or Prometheus. It only computes keys; comparing them against a
+// message's MESSAGE-INTEGRITY is the caller's job.
+package auth

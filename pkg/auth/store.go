@@ -1,0 +1,93 @@
+package auth
+
+import (
+	"fmt"
+	"time"
+)
+
+// DefaultSeparator separates expiry and user in a TURN REST username, as in
+// coturn's rest-api-separator default.
+const DefaultSeparator = ":"
+
+// Options configures a Store.
+type Options struct {
+	// Realm is the only realm accepted.
+	Realm string
+	// Users maps static usernames to passwords (coturn's user=name:pass).
+	Users map[string]string
+	// Secrets are the TURN REST API shared secrets, tried in this order.
+	// Empty means REST usernames are not accepted.
+	Secrets []string
+	// Separator splits "<expiry><sep><user>". Empty means DefaultSeparator.
+	Separator string
+	// Now tells the time for expiry checks. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Store resolves usernames to long-term keys. It is immutable after New and
+// safe for concurrent use.
+type Store struct {
+	realm   string
+	static  map[string][][]byte
+	secrets []string
+	sep     string
+	now     func() time.Time
+}
+
+// New builds a Store from o. It copies everything it keeps, so later changes
+// to o's map or slice do not affect the Store.
+func New(o Options) *Store {
+	s := &Store{
+		realm:   o.Realm,
+		static:  make(map[string][][]byte, len(o.Users)),
+		secrets: append([]string(nil), o.Secrets...),
+		sep:     o.Separator,
+		now:     o.Now,
+	}
+	if s.sep == "" {
+		s.sep = DefaultSeparator
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	// Static keys depend only on configuration, so they are computed once
+	// rather than on every request.
+	for name, pass := range o.Users {
+		s.static[name] = [][]byte{LongTermKey(name, o.Realm, pass)}
+	}
+	return s
+}
+
+// Realm returns the configured realm.
+func (s *Store) Realm() string { return s.realm }
+
+// Keys returns the user ID to account the request to and the candidate keys
+// for username in realm. The caller accepts the request if any key verifies
+// its MESSAGE-INTEGRITY; several keys mean several REST secrets (rotation).
+// The returned slices are shared and must not be modified.
+//
+// Keys is called on every authenticated TURN request (not per data packet).
+// Errors wrap ErrRealmMismatch, ErrExpired or ErrUnknownUser.
+func (s *Store) Keys(username, realm string) (userID string, keys [][]byte, err error) {
+	if realm != s.realm {
+		return "", nil, fmt.Errorf("check realm: %w", ErrRealmMismatch)
+	}
+	if k, ok := s.static[username]; ok {
+		return username, k, nil
+	}
+	if len(s.secrets) == 0 {
+		return "", nil, fmt.Errorf("look up user: %w", ErrUnknownUser)
+	}
+	r, err := parseREST(username, s.sep)
+	if err != nil {
+		return "", nil, err
+	}
+	if !r.expiry.After(s.now()) {
+		return "", nil, fmt.Errorf("check rest username expiry %s: %w", r.expiry.UTC().Format(time.RFC3339), ErrExpired)
+	}
+	keys = make([][]byte, len(s.secrets))
+	for i, secret := range s.secrets {
+		keys[i] = LongTermKey(username, realm, RESTPassword(secret, username))
+	}
+	return r.userID, keys, nil
+}

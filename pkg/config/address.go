@@ -1,0 +1,103 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// EffectiveRelayAddress returns the IP relay sockets bind to: relay.address,
+// or else the IP of the first listen address (udp, then tcp, then tls).
+// It returns "" when there is none; Validate rejects such configs.
+func (c Config) EffectiveRelayAddress() string {
+	if c.Relay.Address != "" {
+		return c.Relay.Address
+	}
+	for _, list := range [][]string{c.Listen.UDP, c.Listen.TCP, c.Listen.TLS} {
+		for _, hp := range list {
+			if host, _, err := net.SplitHostPort(hp); err == nil {
+				return host
+			}
+		}
+	}
+	return ""
+}
+
+// EffectiveExternalAddress returns the IP advertised to clients in
+// XOR-RELAYED-ADDRESS: relay.external_address, or else EffectiveRelayAddress.
+func (c Config) EffectiveExternalAddress() string {
+	if c.Relay.ExternalAddress != "" {
+		return c.Relay.ExternalAddress
+	}
+	return c.EffectiveRelayAddress()
+}
+
+// checkHostPort returns what is wrong with s as an "ip:port" address whose
+// port is at least minPort, or "" when nothing is. Listen addresses pass
+// minPort 0 ("any free port", which tests rely on); peers of the server,
+// such as alternate servers, pass 1.
+func checkHostPort(s string, minPort int) string {
+	_, msg := parseHostPort(s, minPort)
+	return msg
+}
+
+// parseHostPort is checkHostPort that also returns the parsed address.
+func parseHostPort(s string, minPort int) (netip.AddrPort, string) {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Sprintf("%q: %s", s, splitProblem(err))
+	}
+	if host == "" {
+		return netip.AddrPort{}, fmt.Sprintf("%q: host must be an IP address (0.0.0.0 or [::] means every interface)", s)
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Sprintf("%q: host %q is not an IP address", s, host)
+	}
+	if port == "" {
+		return netip.AddrPort{}, fmt.Sprintf("%q: missing port", s)
+	}
+	n, err := strconv.ParseUint(port, 10, 32)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Sprintf("%q: port %q is not a number", s, port)
+	}
+	if n < uint64(minPort) || n > 65535 {
+		return netip.AddrPort{}, fmt.Sprintf("%q: port %d is out of range %d-65535", s, n, minPort)
+	}
+	return netip.AddrPortFrom(ip, uint16(n)), ""
+}
+
+// splitProblem turns net.SplitHostPort's complaint into advice.
+func splitProblem(err error) string {
+	var ae *net.AddrError
+	if !errors.As(err, &ae) {
+		return err.Error()
+	}
+	switch {
+	case strings.HasPrefix(ae.Err, "missing port"):
+		return "missing port"
+	case strings.HasPrefix(ae.Err, "too many colons"):
+		return `IPv6 addresses need brackets and a port, as in "[::1]:3478"`
+	}
+	return strings.TrimSuffix(ae.Err, " in address")
+}
+
+// checkIP returns what is wrong with s as a bare IP address, or "".
+func checkIP(s string) string {
+	if _, err := netip.ParseAddr(s); err != nil {
+		if _, _, err := net.SplitHostPort(s); err == nil {
+			return fmt.Sprintf("%q: must be an IP address without a port", s)
+		}
+		return fmt.Sprintf("%q: not an IP address", s)
+	}
+	return ""
+}
+
+// isUnspecified reports whether s is 0.0.0.0 or :: (false for non-IPs).
+func isUnspecified(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.IsUnspecified()
+}

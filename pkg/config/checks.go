@@ -1,0 +1,193 @@
+package config
+
+import (
+	"maps"
+	"net/netip"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/turnd/turnd/pkg/peerfilter"
+)
+
+// maxUDPSockets bounds listen.udp_sockets; more sockets than any machine has
+// CPUs only waste file descriptors and memory.
+const maxUDPSockets = 1024
+
+func (c Config) checkListen(v *validator) {
+	lists := []struct {
+		path  string
+		addrs []string
+	}{{"listen.udp", c.Listen.UDP}, {"listen.tcp", c.Listen.TCP}, {"listen.tls", c.Listen.TLS}}
+	// TCP and TLS listeners share the TCP port space; UDP has its own.
+	// Port 0 picks a free port, so it never collides.
+	seen := map[string]map[netip.AddrPort]string{"udp": {}, "tcp": {}}
+	for _, l := range lists {
+		space := "tcp"
+		if l.path == "listen.udp" {
+			space = "udp"
+		}
+		for i, s := range l.addrs {
+			path := index(l.path, i)
+			ap, msg := parseHostPort(s, 0)
+			if msg != "" {
+				v.add(path, "%s", msg)
+				continue
+			}
+			ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+			if ap.Port() == 0 {
+				continue
+			}
+			if first, dup := seen[space][ap]; dup {
+				v.add(path, "%q is already used by %s", s, first)
+				continue
+			}
+			seen[space][ap] = path
+		}
+	}
+	if len(c.Listen.UDP)+len(c.Listen.TCP)+len(c.Listen.TLS) == 0 {
+		v.add("listen", "at least one udp, tcp or tls address is required")
+	}
+	if c.Listen.UDPSockets < 0 || c.Listen.UDPSockets > maxUDPSockets {
+		v.add("listen.udp_sockets", "must be between 0 (one per CPU) and %d", maxUDPSockets)
+	}
+}
+
+func (c Config) checkTLS(v *validator) {
+	cert, key := c.TLS.CertFile != "", c.TLS.KeyFile != ""
+	switch {
+	case len(c.Listen.TLS) > 0:
+		if !cert {
+			v.add("tls.cert_file", "required when listen.tls is set")
+		}
+		if !key {
+			v.add("tls.key_file", "required when listen.tls is set")
+		}
+	case cert && !key:
+		v.add("tls.key_file", "required when tls.cert_file is set")
+	case key && !cert:
+		v.add("tls.cert_file", "required when tls.key_file is set")
+	}
+}
+
+func (c Config) checkRelay(v *validator) {
+	r := c.Relay
+	addrOK, extOK := true, true
+	if r.Address != "" {
+		msg := checkIP(r.Address)
+		v.addIf("relay.address", msg)
+		addrOK = msg == ""
+	}
+	if r.ExternalAddress != "" {
+		msg := checkIP(r.ExternalAddress)
+		if msg == "" && isUnspecified(r.ExternalAddress) {
+			msg = "must be an address clients can reach, not the unspecified address"
+		}
+		v.addIf("relay.external_address", msg)
+		extOK = msg == ""
+	}
+	// Relay sockets may bind to 0.0.0.0, but clients cannot be told to send
+	// there: something must say which address to advertise.
+	if addrOK && extOK && r.ExternalAddress == "" && isUnspecified(c.EffectiveRelayAddress()) {
+		v.add("relay.external_address", "required when relay sockets bind to the unspecified address %s (relay.address or the first listen address)", c.EffectiveRelayAddress())
+	}
+	portOK := true
+	for _, p := range []struct {
+		path string
+		port int
+	}{{"relay.min_port", r.MinPort}, {"relay.max_port", r.MaxPort}} {
+		if p.port < 1 || p.port > 65535 {
+			v.add(p.path, "must be between 1 and 65535")
+			portOK = false
+		}
+	}
+	if portOK && r.MinPort > r.MaxPort {
+		v.add("relay.min_port", "must be <= relay.max_port")
+	}
+}
+
+func (c Config) checkAuth(v *validator) {
+	a := c.Auth
+	if len(a.Users) == 0 && len(a.Secrets) == 0 {
+		v.add("auth", "at least one user or secret is required")
+	}
+	// Map order is random; sort so the report is stable.
+	for _, name := range slices.Sorted(maps.Keys(a.Users)) {
+		switch {
+		case name == "":
+			v.add("auth.users", "user name must not be empty")
+		case a.Users[name] == "":
+			v.add("auth.users."+name, "password must not be empty")
+		}
+	}
+	for i, s := range a.Secrets {
+		if s == "" {
+			v.add(index("auth.secrets", i), "must not be empty")
+		}
+	}
+	if utf8.RuneCountInString(a.RESTSeparator) != 1 {
+		v.add("auth.rest_separator", "must be exactly one character, got %q", a.RESTSeparator)
+	}
+}
+
+func (c Config) checkPeers(v *validator) {
+	for _, l := range []struct {
+		path    string
+		entries []string
+	}{{"peers.allowed", c.Peers.Allowed}, {"peers.denied", c.Peers.Denied}} {
+		for i, s := range l.entries {
+			if _, err := peerfilter.ParseEntry(s); err != nil {
+				v.add(index(l.path, i), "%s", err.Error())
+			}
+		}
+	}
+}
+
+func (c Config) checkLimits(v *validator) {
+	l := c.Limits
+	if l.TotalAllocations < 0 {
+		v.add("limits.total_allocations", "must be >= 0 (0 means unlimited)")
+	}
+	if l.UserAllocations < 0 {
+		v.add("limits.user_allocations", "must be >= 0 (0 means unlimited)")
+	}
+	if l.MaxLifetime <= 0 {
+		v.add("limits.max_lifetime", "must be > 0")
+	}
+	if l.PermissionLifetime <= 0 {
+		v.add("limits.permission_lifetime", "must be > 0")
+	}
+	if l.ChannelLifetime <= 0 {
+		v.add("limits.channel_lifetime", "must be > 0")
+	}
+}
+
+func (c Config) checkDrain(v *validator) {
+	if c.Drain.Timeout < 0 {
+		v.add("drain.timeout", "must be >= 0 (0 means stop at once)")
+	}
+	if c.Drain.Delay < 0 {
+		v.add("drain.delay", "must be >= 0")
+	}
+	for i, s := range c.Drain.AlternateServers {
+		v.addIf(index("drain.alternate_servers", i), checkHostPort(s, 1))
+	}
+}
+
+func (c Config) checkHTTP(v *validator) {
+	if c.HTTP.Address != "" {
+		v.addIf("http.address", checkHostPort(c.HTTP.Address, 0))
+	}
+}
+
+func (c Config) checkLog(v *validator) {
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		v.add("log.level", "must be debug, info, warn or error, got %q", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		v.add("log.format", "must be text or json, got %q", c.Log.Format)
+	}
+}

@@ -1,0 +1,34 @@
+package config
+
+import "time"
+
+// Default returns the built-in defaults, the ones documented on each field.
+// It is the only place defaults come from: Parse decodes over it, so a key
+// left out of a file keeps the value returned here. Each call returns fresh
+// slices, so callers may modify the result.
+//
+// Auth is empty, so Default alone does not validate: a config must name at
+// least one user or secret.
+func Default() Config {
+	return Config{
+		Realm: "turnd.local",
+		Listen: Listen{
+			UDP: []string{"127.0.0.1:3478"},
+			TCP: []string{"127.0.0.1:3478"},
+		},
+		Relay: Relay{
+			MinPort:        49152,
+			MaxPort:        65535,
+			TCPAllocations: true,
+		},
+		Auth: Auth{RESTSeparator: ":"},
+		Limits: Limits{
+			MaxLifetime:        time.Hour,
+			PermissionLifetime: 5 * time.Minute,
+			ChannelLifetime:    10 * time.Minute,
+		},
+		Drain: Drain{Timeout: time.Hour},
+		HTTP:  HTTP{Address: "127.0.0.1:9641"},
+		Log:   Log{Level: "info", Format: "text"},
+	}
+}

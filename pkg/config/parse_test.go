@@ -1,0 +1,212 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTestdata parses every testdata file: *.good.yaml must load, and
+// *.bad.yaml must fail with every line of its .err sidecar in the error.
+func TestTestdata(t *testing.T) {
+	good, err := filepath.Glob("testdata/*.good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := filepath.Glob("testdata/*.bad.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(good) == 0 || len(bad) == 0 {
+		t.Fatalf("no testdata found: %d good, %d bad", len(good), len(bad))
+	}
+	for _, path := range good {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			if _, err := Load(path); err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+		})
+	}
+	for _, path := range bad {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			want := readErrFile(t, path+".err")
+			_, err := Load(path)
+			if err == nil {
+				t.Fatalf("Load succeeded, want an error containing %q", want)
+			}
+			if !strings.Contains(err.Error(), path) {
+				t.Errorf("error does not name the file %s:\n%v", path, err)
+			}
+			for _, w := range want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not contain %q; got:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// readErrFile returns the expected error substrings, one per non-blank line.
+func readErrFile(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("every .bad.yaml needs a .err file: %v", err)
+	}
+	var out []string
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s expects nothing", path)
+	}
+	return out
+}
+
+func mustLoad(t *testing.T, path string) Config {
+	t.Helper()
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load(%s): %v", path, err)
+	}
+	return cfg
+}
+
+func TestParseKeepsDefaultsForMissingKeys(t *testing.T) {
+	got := mustLoad(t, "testdata/minimal.good.yaml")
+	want := Default()
+	want.Auth.Users = map[string]string{"alice": "s3cret"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("minimal config:\n got %+v\nwant %+v", got, want)
+	}
+	// Sections left without a value keep their defaults too.
+	got = mustLoad(t, "testdata/null-sections.good.yaml")
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("null sections:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestParseExplicitEmptyListsMeanNone(t *testing.T) {
+	cfg := mustLoad(t, "testdata/explicit-empty-lists.good.yaml")
+	if len(cfg.Listen.UDP) != 0 {
+		t.Errorf("listen.udp = %q, want none", cfg.Listen.UDP)
+	}
+	if len(cfg.Listen.TCP) != 0 {
+		t.Errorf("listen.tcp = %q, want none (written without a value)", cfg.Listen.TCP)
+	}
+	if want := []string{"127.0.0.1:5349"}; !reflect.DeepEqual(cfg.Listen.TLS, want) {
+		t.Errorf("listen.tls = %q, want %q", cfg.Listen.TLS, want)
+	}
+	if got := cfg.EffectiveRelayAddress(); got != "127.0.0.1" {
+		t.Errorf("EffectiveRelayAddress() = %q, want the TLS listener's 127.0.0.1", got)
+	}
+}
+
+func TestParseEmptyFileIsDefaults(t *testing.T) {
+	for _, data := range []string{"", "# only a comment\n", "---\n"} {
+		cfg := Default()
+		if err := decode([]byte(data), &cfg); err != nil {
+			t.Fatalf("decode(%q): %v", data, err)
+		}
+		if !reflect.DeepEqual(cfg, Default()) {
+			t.Errorf("decode(%q) = %+v, want Default()", data, cfg)
+		}
+	}
+}
+
+func TestParseIPv6(t *testing.T) {
+	cfg := mustLoad(t, "testdata/ipv6.good.yaml")
+	if got, want := cfg.Listen.UDP, []string{"[::1]:3478", "127.0.0.1:3478"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("listen.udp = %q, want %q", got, want)
+	}
+	if got := cfg.EffectiveRelayAddress(); got != "::" {
+		t.Errorf("EffectiveRelayAddress() = %q, want ::", got)
+	}
+	if got := cfg.EffectiveExternalAddress(); got != "2001:db8::10" {
+		t.Errorf("EffectiveExternalAddress() = %q, want 2001:db8::10", got)
+	}
+}
+
+func TestParseFull(t *testing.T) {
+	got := mustLoad(t, "testdata/full.good.yaml")
+	want := Config{
+		Realm: "example.org",
+		Listen: Listen{
+			UDP:        []string{"192.0.2.1:3478", "[2001:db8::1]:3478"},
+			TCP:        []string{"192.0.2.1:3478"},
+			TLS:        []string{"192.0.2.1:5349"},
+			UDPSockets: 4,
+		},
+		TLS: TLS{CertFile: "/etc/turnd/tls.crt", KeyFile: "/etc/turnd/tls.key"},
+		Relay: Relay{
+			Address: "10.0.0.5", ExternalAddress: "192.0.2.1",
+			MinPort: 40000, MaxPort: 40999, TCPAllocations: false,
+		},
+		Auth: Auth{
+			Users:         map[string]string{"alice": "s3cret", "bob": "1234"},
+			Secrets:       []string{"new-secret", "old-secret"},
+			RESTSeparator: "-",
+		},
+		Peers: Peers{
+			AllowLoopback: true,
+			Allowed:       []string{"100.64.0.0/10", "10.0.0.7"},
+			Denied:        []string{"10.0.0.0/8", "192.168.0.1-192.168.0.99", "fd00::/8"},
+		},
+		Limits: Limits{
+			TotalAllocations: 10000, UserAllocations: 100,
+			MaxLifetime: 30 * time.Minute, PermissionLifetime: 150 * time.Second, ChannelLifetime: 5 * time.Minute,
+		},
+		Drain: Drain{
+			Timeout: 2 * time.Hour, Delay: 15 * time.Second,
+			AlternateServers: []string{"192.0.2.2:3478", "[2001:db8::2]:3478"},
+		},
+		HTTP:    HTTP{Address: "0.0.0.0:9641"},
+		Log:     Log{Level: "debug", Format: "json"},
+		PIDFile: "/run/turnd.pid",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("full config:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestParseValidationErrorType(t *testing.T) {
+	_, err := Parse([]byte("drain: {timeout: -1s}\n"))
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("error %v is not a *ValidationError", err)
+	}
+	if !errors.Is(err, ErrInvalid) {
+		t.Error("errors.Is(err, ErrInvalid) = false")
+	}
+	want := []Problem{
+		{"auth", "at least one user or secret is required"},
+		{"drain.timeout", "must be >= 0 (0 means stop at once)"},
+	}
+	if !reflect.DeepEqual(ve.Problems, want) {
+		t.Errorf("Problems = %+v, want %+v", ve.Problems, want)
+	}
+}
+
+func TestParseDecodeErrorIsNotInvalid(t *testing.T) {
+	_, err := Parse([]byte("nope: 1\n"))
+	if err == nil || errors.Is(err, ErrInvalid) {
+		t.Errorf("unknown key: got %v, want a decode error that is not ErrInvalid", err)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "absent.yaml")
+	_, err := Load(path)
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Load(absent) = %v, want os.ErrNotExist", err)
+	}
+	if !strings.Contains(err.Error(), path) {
+		t.Errorf("error %q does not name %s", err, path)
+	}
+}

@@ -1,0 +1,19 @@
+// Package gate is the layer where turnd sees every client packet first,
+// before pion/turn does. It answers or rewrites the few requests pion cannot
+// handle the way turnd needs, and passes everything else through untouched:
+//
+//   - Allocate while draining with alternate servers: 300 Try Alternate with
+//     ALTERNATE-SERVER (pion has no hook for it);
+//   - Allocate for an RFC 6062 TCP relay when those are switched off: 442;
+//   - Allocate with DONT-FRAGMENT: the attribute is honoured (the relay socket
+//     gets DF) instead of pion's 420, by re-signing the request without it;
+//   - Allocate/Refresh asking for more than limits.max_lifetime: capped;
+//   - TURN REST credentials with several secrets: the secret the client used
+//     is found by checking MESSAGE-INTEGRITY, so pion verifies with that key.
+//
+// Every answer and rewrite happens only after the request's MESSAGE-INTEGRITY
+// checks out, so the client sees the real reason, signed (RFC 8489 §9.2).
+// ChannelData and everything else take a two-byte look and go straight on.
+// The package knows nothing about HTTP, Prometheus or the drain's internals:
+// it asks a Policy.
+package gate

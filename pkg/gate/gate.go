@@ -1,0 +1,106 @@
+package gate
+
+import (
+	"encoding/binary"
+	"net"
+	"sync/atomic"
+)
+
+// Verdict says what became of an inspected packet.
+type Verdict uint8
+
+const (
+	// Pass: hand the packet to pion unchanged.
+	Pass Verdict = iota
+	// Rewrite: hand the returned bytes to pion instead.
+	Rewrite
+	// Answered: the gate replied itself; pion never sees the packet.
+	Answered
+)
+
+// Responder sends a reply to a client: the listening PacketConn for UDP, the
+// connection itself for TCP and TLS.
+type Responder interface {
+	WriteTo(b []byte, addr net.Addr) (int, error)
+}
+
+// Gate inspects client packets; see the package comment. Safe for concurrent use.
+type Gate struct {
+	policy atomic.Pointer[Policy]
+	hooks  Hooks
+	next   atomic.Uint32 // rotation through Policy.Alternates
+
+	// dontFragment holds the 5-tuples whose Allocate asked for DF, until the
+	// server applies it to the new relay socket (TakeDontFragment).
+	dontFragment pending[fiveTuple, struct{}]
+	// chosenKey holds the key that verified a request, until pion's auth
+	// handler asks for it (TakeKey). Only used with MultiKey.
+	chosenKey pending[keyChoice, []byte]
+	// reservations maps RESERVATION-TOKENs to ports for the whole socket group.
+	reservations pending[string, reservation]
+}
+
+type fiveTuple struct{ client, server string }
+
+type keyChoice struct{ client, username string }
+
+// New returns a gate applying p.
+func New(p *Policy, h Hooks) *Gate {
+	g := &Gate{hooks: h}
+	g.SetPolicy(p)
+	return g
+}
+
+// SetPolicy replaces the policy for requests inspected from now on.
+func (g *Gate) SetPolicy(p *Policy) { g.policy.Store(p) }
+
+// STUN message types (RFC 8489 §5, RFC 8656 §17) of the requests the gate reads.
+const (
+	typeAllocateRequest = 0x0003
+	typeRefreshRequest  = 0x0004
+	classMask           = 0x0110
+	classRequest        = 0x0000
+)
+
+// Inspect decides what happens to one client packet. pkt is not retained;
+// a rewritten packet is returned in a fresh slice.
+//
+// Hot path: ChannelData (first two bits 01) and non-request STUN return
+// after reading two bytes, without allocating.
+func (g *Gate) Inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Verdict) {
+	out, v, _ := g.inspect(pkt, src, local, r)
+	return out, v
+}
+
+// inspect is Inspect plus the relay port a reservation token resolved to.
+func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Verdict, int) {
+	if len(pkt) < 20 || pkt[0]&0xC0 != 0 {
+		return nil, Pass, 0
+	}
+	t := binary.BigEndian.Uint16(pkt)
+	if t&classMask != classRequest {
+		return nil, Pass, 0
+	}
+	p := g.policy.Load()
+	if t != typeAllocateRequest && t != typeRefreshRequest && !p.MultiKey {
+		return nil, Pass, 0
+	}
+	return g.inspectRequest(p, pkt, src, local, r)
+}
+
+// TakeDontFragment reports (once) whether the allocation of this 5-tuple asked for DONT-FRAGMENT.
+func (g *Gate) TakeDontFragment(client, server net.Addr) bool {
+	_, ok := g.dontFragment.take(fiveTuple{client.String(), server.String()})
+	return ok
+}
+
+// TakeKey returns (once) the key that verified the last request of username from client.
+func (g *Gate) TakeKey(client net.Addr, username string) ([]byte, bool) {
+	return g.chosenKey.take(keyChoice{client.String(), username})
+}
+
+// nextAlternate rotates through the alternates so redirected clients spread out.
+func (g *Gate) nextAlternate(p *Policy) *net.UDPAddr {
+	i := g.next.Add(1) - 1
+	return p.Alternates[int(i%uint32(len(p.Alternates)))]
+}

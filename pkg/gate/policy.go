@@ -1,0 +1,33 @@
+package gate
+
+import (
+	"net"
+	"time"
+)
+
+// Policy is the live configuration the gate applies. The server swaps it
+// atomically on reload; a Policy is never modified after it is handed over.
+type Policy struct {
+	// Keys returns the user ID and the candidate long-term keys for a
+	// username (several for TURN REST with several secrets).
+	Keys func(username, realm string) (userID string, keys [][]byte, err error)
+	// MultiKey is true when some usernames have more than one candidate
+	// key, so every authenticated request must be matched to its key.
+	MultiKey bool
+	// TCPAllocations allows RFC 6062 TCP relays; false answers 442.
+	TCPAllocations bool
+	// MaxLifetime caps requested allocation lifetimes.
+	MaxLifetime time.Duration
+	// Alternates are offered with 300 Try Alternate while not accepting.
+	Alternates []*net.UDPAddr
+}
+
+// Hooks connect the gate to the rest of turnd; every field may be nil.
+type Hooks struct {
+	// Accepting reports whether new allocations are taken (false while draining).
+	Accepting func() bool
+	// Redirected is called after a 300 Try Alternate was sent.
+	Redirected func(user string, alternate *net.UDPAddr)
+	// TCPRefused is called after a 442 for a refused TCP allocation.
+	TCPRefused func(user string)
+}

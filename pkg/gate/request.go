@@ -1,0 +1,173 @@
+package gate
+
+import (
+	"encoding/binary"
+	"net"
+	"time"
+
+	"github.com/pion/stun/v4"
+)
+
+// protoTCP is REQUESTED-TRANSPORT's value for an RFC 6062 TCP relay.
+const protoTCP = 6
+
+// inspectRequest handles a STUN request that may need the gate: it is only
+// acted on once its MESSAGE-INTEGRITY verifies; anything unauthenticated or
+// malformed goes to pion, which answers 400/401 as RFC 8656 prescribes.
+func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Responder) ([]byte, Verdict, int) {
+	msg := &stun.Message{Raw: append([]byte(nil), pkt...)}
+	if msg.Decode() != nil || !msg.Contains(stun.AttrMessageIntegrity) {
+		return nil, Pass, 0
+	}
+	var username stun.Username
+	var realm stun.Realm
+	if username.GetFrom(msg) != nil || realm.GetFrom(msg) != nil || p.Keys == nil {
+		return nil, Pass, 0
+	}
+	userID, keys, err := p.Keys(username.String(), realm.String())
+	if err != nil {
+		return nil, Pass, 0
+	}
+	key := verifiedKey(msg, keys)
+	if key == nil {
+		return nil, Pass, 0
+	}
+	if len(keys) > 1 {
+		g.chosenKey.put(keyChoice{src.String(), username.String()}, key)
+	}
+
+	switch msg.Type {
+	case stun.NewType(stun.MethodAllocate, stun.ClassRequest):
+		return g.allocate(p, msg, key, userID, src, local, r)
+	case stun.NewType(stun.MethodRefresh, stun.ClassRequest):
+		if lifetimeAbove(msg, p.MaxLifetime) {
+			return resign(msg, key, p.MaxLifetime, edits{}), Rewrite, 0
+		}
+	}
+	return nil, Pass, 0
+}
+
+// allocate applies RFC 8656 §7.2 steps the gate owns for an authenticated Allocate.
+func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, src, local net.Addr, r Responder) ([]byte, Verdict, int) {
+	// Step 8: "the server MAY choose to reject the request with a 300
+	// (Try Alternate) error if it wishes to redirect the client to a
+	// different server" — turnd does while draining, if it knows where to.
+	if len(p.Alternates) > 0 && g.hooks.Accepting != nil && !g.hooks.Accepting() {
+		alt := g.nextAlternate(p)
+		g.reply(msg, key, src, r, stun.CodeTryAlternate,
+			&stun.AlternateServer{IP: alt.IP, Port: alt.Port})
+		if g.hooks.Redirected != nil {
+			g.hooks.Redirected(user, alt)
+		}
+		return nil, Answered, 0
+	}
+
+	// Step 3: a protocol the server does not relay is refused with 442.
+	if v, err := msg.Get(stun.AttrRequestedTransport); err == nil && len(v) > 0 && v[0] == protoTCP && !p.TCPAllocations {
+		g.reply(msg, key, src, r, stun.CodeUnsupportedTransProto)
+		if g.hooks.TCPRefused != nil {
+			g.hooks.TCPRefused(user)
+		}
+		return nil, Answered, 0
+	}
+
+	// Step 4: DONT-FRAGMENT is supported: remember it for the relay socket
+	// and hide it from pion, which would answer 420.
+	df := msg.Contains(stun.AttrDontFragment)
+	if df {
+		g.dontFragment.put(fiveTuple{src.String(), local.String()}, struct{}{})
+	}
+
+	// Step 5: a RESERVATION-TOKEN known to the group becomes a port hint
+	// (see reservation.go); an unknown one goes to pion, which answers 508.
+	port := 0
+	if token, err := msg.Get(stun.AttrReservationToken); err == nil {
+		port, _ = g.reservedPort(token)
+	}
+	if df || port != 0 || lifetimeAbove(msg, p.MaxLifetime) {
+		return resign(msg, key, p.MaxLifetime, edits{dropDF: df, dropToken: port != 0}), Rewrite, port
+	}
+	return nil, Pass, 0
+}
+
+// edits are the attributes resign removes.
+type edits struct{ dropDF, dropToken bool }
+
+// verifiedKey returns the key among keys that MESSAGE-INTEGRITY verifies with.
+func verifiedKey(msg *stun.Message, keys [][]byte) []byte {
+	for _, k := range keys {
+		if stun.MessageIntegrity(k).Check(msg) == nil {
+			return k
+		}
+	}
+	return nil
+}
+
+// lifetimeAbove reports whether msg asks for a LIFETIME longer than limit.
+func lifetimeAbove(msg *stun.Message, limit time.Duration) bool {
+	v, err := msg.Get(stun.AttrLifetime)
+	if err != nil || len(v) != 4 || limit <= 0 {
+		return false
+	}
+	return time.Duration(binary.BigEndian.Uint32(v))*time.Second > limit
+}
+
+// resign rebuilds msg without DONT-FRAGMENT (when dropDF) and with LIFETIME
+// capped at limit, then signs it again with the client's own key: pion then
+// verifies it exactly as the client sent it, less what turnd took over.
+func resign(msg *stun.Message, key []byte, limit time.Duration, e edits) []byte {
+	out := stun.New()
+	out.TransactionID = msg.TransactionID
+	out.SetType(msg.Type)
+	out.WriteHeader()
+	hadFingerprint := false
+	for _, a := range msg.Attributes {
+		switch a.Type {
+		case stun.AttrMessageIntegrity, stun.AttrMessageIntegritySHA256:
+			continue
+		case stun.AttrFingerprint:
+			hadFingerprint = true
+			continue
+		case stun.AttrDontFragment:
+			if e.dropDF {
+				continue
+			}
+		case stun.AttrReservationToken:
+			if e.dropToken {
+				continue
+			}
+		case stun.AttrLifetime:
+			if limit > 0 && len(a.Value) == 4 && time.Duration(binary.BigEndian.Uint32(a.Value))*time.Second > limit {
+				var v [4]byte
+				binary.BigEndian.PutUint32(v[:], uint32(limit/time.Second))
+				out.Add(stun.AttrLifetime, v[:])
+				continue
+			}
+		}
+		out.Add(a.Type, a.Value)
+	}
+	// Errors here are impossible: the attributes were just decoded from a valid message.
+	_ = stun.MessageIntegrity(key).AddTo(out)
+	if hadFingerprint {
+		_ = stun.Fingerprint.AddTo(out)
+	}
+	return out.Raw
+}
+
+// reply sends an error response signed with the client's key (RFC 8489 §9.2.4:
+// a response to an authenticated request carries MESSAGE-INTEGRITY).
+func (g *Gate) reply(msg *stun.Message, key []byte, src net.Addr, r Responder, code stun.ErrorCode, extra ...stun.Setter) {
+	setters := []stun.Setter{
+		&stun.Message{TransactionID: msg.TransactionID},
+		stun.NewType(msg.Type.Method, stun.ClassErrorResponse),
+		code,
+	}
+	setters = append(setters, extra...)
+	setters = append(setters, stun.MessageIntegrity(key), stun.Fingerprint)
+	resp, err := stun.Build(setters...)
+	if err != nil {
+		return
+	}
+	// A lost reply is a lost datagram: the client retransmits.
+	_, _ = r.WriteTo(resp.Raw, src)
+}

@@ -1,0 +1,77 @@
+package gate
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/stun/v4"
+)
+
+// RFC 8656 §7.2 EVEN-PORT with R=1 makes the server hold the next port for
+// 30 s and hand out a RESERVATION-TOKEN; a later Allocate presenting the
+// token gets that port (coturn's uclient does this for every RTP/RTCP pair).
+//
+// pion keeps reservations in the allocation table of the socket that saw the
+// first Allocate, but in a SO_REUSEPORT group the second Allocate comes from
+// another client port and usually lands on another socket, which answers 508.
+// So the gate keeps the token→port table for the whole group: it reads
+// tokens from pion's success responses and turns a token request into a
+// plain Allocate plus a port hint for the relay generator of the socket that
+// handles it.
+
+// reservationLifetime is how long a token stays valid (RFC 8656 §7.2: 30 s).
+const reservationLifetime = 30 * time.Second
+
+const typeAllocateSuccess = 0x0103
+
+type reservation struct {
+	port    int
+	expires time.Time
+}
+
+// PortHint carries the relay port a reservation token resolved to, from the
+// gate to the relay generator of the same UDP socket. pion handles a
+// socket's packets one at a time on one goroutine, so the hint set for a
+// packet is consumed while that packet is handled and cleared before the next.
+type PortHint struct{ port atomic.Int32 }
+
+// Take returns the hinted port (0 if none) and clears it.
+func (h *PortHint) Take() int {
+	if h == nil {
+		return 0
+	}
+	return int(h.port.Swap(0))
+}
+
+func (h *PortHint) set(p int) { h.port.Store(int32(p)) }
+
+// noteResponse learns reservation tokens from pion's Allocate success
+// responses. Hot path for everything pion sends to clients: a two-byte look.
+func (g *Gate) noteResponse(b []byte) {
+	if len(b) < 20 || binary.BigEndian.Uint16(b) != typeAllocateSuccess {
+		return
+	}
+	msg := &stun.Message{Raw: append([]byte(nil), b...)}
+	if msg.Decode() != nil {
+		return
+	}
+	token, err := msg.Get(stun.AttrReservationToken)
+	if err != nil {
+		return
+	}
+	var relayed stun.XORMappedAddress
+	if relayed.GetFromAs(msg, stun.AttrXORRelayedAddress) != nil {
+		return
+	}
+	g.reservations.put(string(token), reservation{port: relayed.Port + 1, expires: time.Now().Add(reservationLifetime)})
+}
+
+// reservedPort resolves a RESERVATION-TOKEN to its port (once).
+func (g *Gate) reservedPort(token []byte) (int, bool) {
+	r, ok := g.reservations.take(string(token))
+	if !ok || time.Now().After(r.expires) {
+		return 0, false
+	}
+	return r.port, true
+}

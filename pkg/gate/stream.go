@@ -1,0 +1,156 @@
+package gate
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Listener puts the gate in front of a TCP or TLS listener: every accepted
+// connection is framed into STUN messages and ChannelData so the gate can
+// inspect each, and pion reads the vetted byte stream.
+func Listener(inner net.Listener, g *Gate, handshakeTimeout time.Duration) net.Listener {
+	return &listener{Listener: inner, g: g, handshakeTimeout: handshakeTimeout}
+}
+
+type listener struct {
+	net.Listener
+	g                *Gate
+	handshakeTimeout time.Duration
+}
+
+// Accept returns the next connection, wrapped. It never blocks on a TLS
+// handshake: that happens on the connection's first Read, in its own goroutine.
+func (l *listener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &streamConn{Conn: c, g: l.g, handshakeTimeout: l.handshakeTimeout}, nil
+}
+
+// Largest frame on a stream: a STUN message or padded ChannelData with a
+// 16-bit length, plus its header.
+const maxFrame = 20 + 0xFFFF + 3
+
+// streamConn frames a client's byte stream (RFC 8656 §12.5: ChannelData is
+// padded to four bytes over TCP) and runs each STUN message through the gate.
+type streamConn struct {
+	net.Conn
+	g                *Gate
+	handshakeTimeout time.Duration
+	handshaken       bool
+
+	buf     []byte // bytes read from the connection
+	rd      int    // buf[rd:vetted] has been through the gate, ready for pion
+	vetted  int    // buf[vetted:] is not yet a complete frame
+	readErr error  // the connection's error, returned once vetted bytes run out
+}
+
+// Read hands pion vetted bytes, framing and inspecting more as needed.
+func (c *streamConn) Read(p []byte) (int, error) {
+	if !c.handshaken {
+		if err := c.handshake(); err != nil {
+			return 0, err
+		}
+	}
+	for c.rd == c.vetted {
+		if c.rd > 0 { // reuse the buffer from its start
+			n := copy(c.buf, c.buf[c.rd:])
+			c.buf, c.vetted, c.rd = c.buf[:n], c.vetted-c.rd, 0
+		}
+		if err := c.vet(); err != nil {
+			return 0, err
+		}
+		if c.rd < c.vetted {
+			break
+		}
+		if c.readErr != nil {
+			return 0, c.readErr
+		}
+		c.fill()
+	}
+	n := copy(p, c.buf[c.rd:c.vetted])
+	c.rd += n
+	return n, nil
+}
+
+// fill reads more bytes from the connection, growing the buffer only as far
+// as one incomplete frame needs.
+func (c *streamConn) fill() {
+	if cap(c.buf)-len(c.buf) < 1500 {
+		grown := make([]byte, len(c.buf), min(max(2*cap(c.buf), 4096), maxFrame+4096))
+		copy(grown, c.buf)
+		c.buf = grown
+	}
+	n, err := c.Conn.Read(c.buf[len(c.buf):cap(c.buf)])
+	c.buf = c.buf[:len(c.buf)+n]
+	c.readErr = err
+}
+
+// vet moves every complete frame of buf[vetted:] through the gate.
+func (c *streamConn) vet() error {
+	for {
+		rest := c.buf[c.vetted:]
+		if len(rest) < 4 {
+			return nil
+		}
+		var size int
+		switch {
+		case rest[0]&0xC0 == 0: // STUN: 20-byte header, 16-bit length at offset 2
+			size = 20 + int(binary.BigEndian.Uint16(rest[2:4]))
+		case rest[0]&0xC0 == 0x40: // ChannelData, padded on streams
+			size = 4 + (int(binary.BigEndian.Uint16(rest[2:4]))+3)&^3
+		default:
+			return fmt.Errorf("frame from %v: %w", c.RemoteAddr(), ErrBadFraming)
+		}
+		if len(rest) < size {
+			return nil
+		}
+		if rest[0]&0xC0 != 0 {
+			c.vetted += size
+			continue
+		}
+		// Reservation tokens need no help here: one listener has one
+		// allocation table, so pion finds its own reservations.
+		out, v := c.g.Inspect(rest[:size], c.RemoteAddr(), c.LocalAddr(), c)
+		switch v {
+		case Pass:
+			c.vetted += size
+		case Rewrite:
+			c.splice(size, out)
+		case Answered:
+			c.splice(size, nil)
+		}
+	}
+}
+
+// splice replaces the size-byte frame at vetted with repl (rare: rewritten
+// or answered requests only).
+func (c *streamConn) splice(size int, repl []byte) {
+	tail := append([]byte(nil), c.buf[c.vetted+size:]...)
+	c.buf = append(append(c.buf[:c.vetted], repl...), tail...)
+	c.vetted += len(repl)
+}
+
+// WriteTo lets the gate answer on the connection (the address is implied).
+func (c *streamConn) WriteTo(b []byte, _ net.Addr) (int, error) { return c.Conn.Write(b) }
+
+// handshake completes a TLS handshake within the timeout, so a client that
+// connects and says nothing cannot hold a goroutine and a socket forever.
+func (c *streamConn) handshake() error {
+	c.handshaken = true
+	tc, ok := c.Conn.(*tls.Conn)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.handshakeTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return fmt.Errorf("tls handshake with %v: %w", c.RemoteAddr(), err)
+	}
+	return nil
+}

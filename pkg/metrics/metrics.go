@@ -1,0 +1,104 @@
+package metrics
+
+import (
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/turnd/turnd/pkg/allocation"
+	"github.com/turnd/turnd/pkg/drain"
+	"github.com/turnd/turnd/pkg/relay"
+)
+
+// Sources are the state the gauges read at scrape time.
+type Sources struct {
+	Allocations func() map[allocation.Transport]int
+	Traffic     *relay.Counters
+	Drain       func() drain.Status
+}
+
+// Metrics holds turnd's event counters. Its methods implement server.Observer.
+type Metrics struct {
+	created      *prometheus.CounterVec
+	rejected     *prometheus.CounterVec
+	permRejected *prometheus.CounterVec
+	reloads      *prometheus.CounterVec
+	reloadOK     prometheus.Gauge
+	reloadTime   prometheus.Gauge
+	forceClosed  prometheus.Counter
+}
+
+// New registers turnd's metrics on reg.
+func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
+	m := &Metrics{
+		created: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "turnd_allocations_created_total", Help: "Allocations created, by client transport.",
+		}, []string{"transport"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "turnd_allocations_rejected_total",
+			Help: "Allocate requests refused, by reason (auth, quota, draining, redirected, tcp_disabled, capacity).",
+		}, []string{"reason"}),
+		permRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "turnd_permissions_rejected_total",
+			Help: "CreatePermission and ChannelBind requests refused, by reason (peer_denied).",
+		}, []string{"reason"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "turnd_config_reloads_total", Help: "Configuration reloads (SIGHUP), by result (success, failure).",
+		}, []string{"result"}),
+		reloadOK: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "turnd_config_last_reload_successful", Help: "1 if the last configuration reload succeeded (or none was tried).",
+		}),
+		reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "turnd_config_last_reload_success_timestamp_seconds", Help: "When the configuration was last loaded successfully.",
+		}),
+		forceClosed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "turnd_drain_force_closed_allocations_total", Help: "Allocations closed because the drain deadline passed.",
+		}),
+	}
+	m.reloadOK.Set(1)
+	m.reloadTime.Set(float64(time.Now().Unix()))
+	// Pre-create the label values a dashboard expects to see as 0.
+	for _, t := range allocation.Transports() {
+		m.created.WithLabelValues(t.String())
+	}
+	for _, r := range []string{"auth", "quota", "draining", "redirected", "tcp_disabled", "capacity"} {
+		m.rejected.WithLabelValues(r)
+	}
+	m.permRejected.WithLabelValues("peer_denied")
+	cs := []prometheus.Collector{m.created, m.rejected, m.permRejected, m.reloads, m.reloadOK, m.reloadTime,
+		m.forceClosed, newStateCollector(src)}
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// AllocationCreated counts a new allocation.
+func (m *Metrics) AllocationCreated(t allocation.Transport) { m.created.WithLabelValues(t.String()).Inc() }
+
+// AllocationRejected counts a refused Allocate.
+func (m *Metrics) AllocationRejected(reason string) { m.rejected.WithLabelValues(reason).Inc() }
+
+// PermissionRejected counts a refused CreatePermission or ChannelBind.
+func (m *Metrics) PermissionRejected(reason string) { m.permRejected.WithLabelValues(reason).Inc() }
+
+// Reloaded records the outcome of a configuration reload.
+func (m *Metrics) Reloaded(ok bool) {
+	if ok {
+		m.reloads.WithLabelValues("success").Inc()
+		m.reloadOK.Set(1)
+		m.reloadTime.Set(float64(time.Now().Unix()))
+		return
+	}
+	m.reloads.WithLabelValues("failure").Inc()
+	m.reloadOK.Set(0)
+}
+
+// ForceClosed counts allocations ended by the drain deadline.
+func (m *Metrics) ForceClosed(n int) { m.forceClosed.Add(float64(n)) }
+
+// coturnType is coturn's spelling of a transport in turn_total_allocations{type}.
+func coturnType(t allocation.Transport) string { return strings.ToUpper(t.String()) }

@@ -1,0 +1,89 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/turnd/turnd/pkg/allocation"
+	"github.com/turnd/turnd/pkg/drain"
+)
+
+// stateCollector reads live state at scrape time.
+type stateCollector struct {
+	src Sources
+
+	allocs, coturnAllocs, draining, accepting, deadline *prometheus.Desc
+	relayed, relayedBytes                               *prometheus.Desc
+	coturnPeerRcvp, coturnPeerRcvb                      *prometheus.Desc
+	coturnPeerSentp, coturnPeerSentb                    *prometheus.Desc
+}
+
+func newStateCollector(src Sources) *stateCollector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	return &stateCollector{
+		src:          src,
+		allocs:       d("turnd_allocations", "Live allocations, by client transport.", "transport"),
+		coturnAllocs: d("turn_total_allocations", "Live allocations, by transport (coturn-compatible).", "type"),
+		draining:     d("turnd_draining", "1 while the server drains (readiness fails), else 0."),
+		accepting:    d("turnd_accepting_allocations", "1 while new allocations are accepted."),
+		deadline:     d("turnd_drain_deadline_timestamp_seconds", "When the drain force-closes what is left (0 when not draining)."),
+		relayed:      d("turnd_relayed_packets_total", "Packets relayed, by direction (to_peer, from_peer).", "direction"),
+		relayedBytes: d("turnd_relayed_bytes_total", "Payload bytes relayed, by direction (to_peer, from_peer).", "direction"),
+		// coturn's peer-side totals, updated live here (coturn adds at session end).
+		coturnPeerRcvp:  d("turn_total_traffic_peer_rcvp", "Packets received from peers (coturn-compatible)."),
+		coturnPeerRcvb:  d("turn_total_traffic_peer_rcvb", "Bytes received from peers (coturn-compatible)."),
+		coturnPeerSentp: d("turn_total_traffic_peer_sentp", "Packets sent to peers (coturn-compatible)."),
+		coturnPeerSentb: d("turn_total_traffic_peer_sentb", "Bytes sent to peers (coturn-compatible)."),
+	}
+}
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.allocs, c.coturnAllocs, c.draining, c.accepting, c.deadline,
+		c.relayed, c.relayedBytes, c.coturnPeerRcvp, c.coturnPeerRcvb, c.coturnPeerSentp, c.coturnPeerSentb} {
+		ch <- d
+	}
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	if c.src.Allocations != nil {
+		by := c.src.Allocations()
+		for _, t := range allocation.Transports() {
+			gauge(c.allocs, float64(by[t]), t.String())
+			gauge(c.coturnAllocs, float64(by[t]), coturnType(t))
+		}
+	}
+	if c.src.Drain != nil {
+		st := c.src.Drain()
+		gauge(c.draining, b2f(st.Phase != drain.Serving))
+		gauge(c.accepting, b2f(st.Accepting))
+		dl := 0.0
+		if !st.Deadline.IsZero() {
+			dl = float64(st.Deadline.Unix())
+		}
+		gauge(c.deadline, dl)
+	}
+	if t := c.src.Traffic; t != nil {
+		counter(c.relayed, t.ToPeerPackets.Load(), "to_peer")
+		counter(c.relayed, t.FromPeerPackets.Load(), "from_peer")
+		counter(c.relayedBytes, t.ToPeerBytes.Load(), "to_peer")
+		counter(c.relayedBytes, t.FromPeerBytes.Load(), "from_peer")
+		counter(c.coturnPeerRcvp, t.FromPeerPackets.Load())
+		counter(c.coturnPeerRcvb, t.FromPeerBytes.Load())
+		counter(c.coturnPeerSentp, t.ToPeerPackets.Load())
+		counter(c.coturnPeerSentb, t.ToPeerBytes.Load())
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,12 @@
+package relay
+
+import "errors"
+
+var (
+	// ErrNoFreePort means every port of the relay range is taken (answered 508 by pion).
+	ErrNoFreePort = errors.New("no free relay port in range")
+	// ErrNoAddressForFamily means no relay address of the requested IP family is configured.
+	ErrNoAddressForFamily = errors.New("no relay address of the requested family")
+	// ErrNotTracked means a relay address does not belong to a live relay socket.
+	ErrNotTracked = errors.New("relay socket not found")
+)

@@ -1,0 +1,190 @@
+package relay
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/pion/transport/v5/reuseport"
+	"github.com/pion/turn/v5"
+)
+
+// Options configure a Generator.
+type Options struct {
+	// IPv4 and IPv6 are the addresses relay sockets bind to, one per family;
+	// nil means allocations of that family are refused (pion answers 508).
+	IPv4, IPv6 net.IP
+	// External4 and External6 are advertised in XOR-RELAYED-ADDRESS instead
+	// of the bind address (a server behind NAT); nil means the bind address.
+	External4, External6 net.IP
+	// MinPort and MaxPort bound the relay ports, inclusive.
+	MinPort, MaxPort int
+	// Counters receives the relayed traffic totals; nil allocates fresh ones.
+	Counters *Counters
+}
+
+// Generator hands out relay sockets to pion. It is safe for concurrent use.
+type Generator struct {
+	opts Options
+
+	mu   sync.Mutex
+	live map[liveKey]*countingConn
+}
+
+type liveKey struct {
+	v6   bool
+	port int
+}
+
+var _ turn.RelayAddressGenerator = (*Generator)(nil)
+
+// New returns a Generator for opts.
+func New(opts Options) *Generator {
+	if opts.Counters == nil {
+		opts.Counters = &Counters{}
+	}
+	return &Generator{opts: opts, live: make(map[liveKey]*countingConn)}
+}
+
+// Counters returns the traffic totals of every relay socket this generator made.
+func (g *Generator) Counters() *Counters { return g.opts.Counters }
+
+// Validate implements turn.RelayAddressGenerator.
+func (g *Generator) Validate() error {
+	switch {
+	case g.opts.IPv4 == nil && g.opts.IPv6 == nil:
+		return fmt.Errorf("validate relay: %w", ErrNoAddressForFamily)
+	case g.opts.MinPort < 1 || g.opts.MaxPort > 65535 || g.opts.MinPort > g.opts.MaxPort:
+		return fmt.Errorf("validate relay: bad port range %d-%d", g.opts.MinPort, g.opts.MaxPort)
+	}
+	return nil
+}
+
+// family picks bind and advertised addresses for a pion network name
+// ("udp4", "tcp6", ...).
+func (g *Generator) family(network string) (bind, external net.IP, v6 bool, err error) {
+	v6 = network[len(network)-1] == '6'
+	bind, external = g.opts.IPv4, g.opts.External4
+	if v6 {
+		bind, external = g.opts.IPv6, g.opts.External6
+	}
+	if bind == nil {
+		return nil, nil, v6, fmt.Errorf("allocate relay on %s: %w", network, ErrNoAddressForFamily)
+	}
+	if external == nil {
+		external = bind
+	}
+	return bind, external, v6, nil
+}
+
+// eachPort calls try on the requested port, or on every port of the range
+// from a random start until try succeeds: a full range is reported as
+// ErrNoFreePort (pion then answers 508), never as a hang.
+func (g *Generator) eachPort(requested int, try func(port int) error) error {
+	if requested != 0 {
+		return try(requested)
+	}
+	span := g.opts.MaxPort - g.opts.MinPort + 1
+	start := rand.IntN(span)
+	for i := 0; i < span; i++ {
+		if try(g.opts.MinPort+(start+i)%span) == nil {
+			return nil
+		}
+	}
+	return ErrNoFreePort
+}
+
+// AllocatePacketConn implements turn.RelayAddressGenerator for UDP relays.
+func (g *Generator) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.PacketConn, net.Addr, error) {
+	bind, external, v6, err := g.family(conf.Network)
+	if err != nil {
+		return nil, nil, err
+	}
+	var conn *net.UDPConn
+	err = g.eachPort(conf.RequestedPort, func(port int) error {
+		c, lerr := net.ListenUDP(conf.Network, &net.UDPAddr{IP: bind, Port: port})
+		conn = c
+		return lerr
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
+	}
+	port := conn.LocalAddr().(*net.UDPAddr).Port
+	k := liveKey{v6: v6, port: port}
+	cc := &countingConn{UDPConn: conn, counters: g.opts.Counters}
+	cc.release = func() {
+		g.mu.Lock()
+		if g.live[k] == cc {
+			delete(g.live, k)
+		}
+		g.mu.Unlock()
+	}
+	g.mu.Lock()
+	g.live[k] = cc
+	g.mu.Unlock()
+	return cc, &net.UDPAddr{IP: external, Port: port}, nil
+}
+
+// AllocateListener implements turn.RelayAddressGenerator for RFC 6062 TCP relays.
+func (g *Generator) AllocateListener(conf turn.AllocateListenerConfig) (net.Listener, net.Addr, error) {
+	bind, external, _, err := g.family(conf.Network)
+	if err != nil {
+		return nil, nil, err
+	}
+	// SO_REUSEPORT lets the outgoing Connect sockets share the listener's port, as RFC 6062 requires.
+	lc := net.ListenConfig{Control: reuseport.Control}
+	var ln net.Listener
+	err = g.eachPort(conf.RequestedPort, func(port int) error {
+		l, lerr := lc.Listen(context.Background(), conf.Network, net.JoinHostPort(bind.String(), strconv.Itoa(port)))
+		ln = l
+		return lerr
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("allocate tcp relay: %w", err)
+	}
+	return ln, &net.TCPAddr{IP: external, Port: ln.Addr().(*net.TCPAddr).Port}, nil
+}
+
+// AllocateConn implements turn.RelayAddressGenerator: the outgoing TCP
+// connection of an RFC 6062 Connect request, from the relay's own port.
+func (g *Generator) AllocateConn(conf turn.AllocateConnConfig) (net.Conn, error) {
+	bind, _, _, err := g.family(conf.Network)
+	if err != nil {
+		return nil, err
+	}
+	local := &net.TCPAddr{IP: bind}
+	if ta, ok := conf.LocalAddr.(*net.TCPAddr); ok {
+		local.Port = ta.Port
+	}
+	d := net.Dialer{LocalAddr: local, Control: reuseport.Control}
+	conn, err := d.Dial(conf.Network, conf.RemoteAddr.String())
+	if err != nil {
+		return nil, fmt.Errorf("connect tcp relay to peer: %w", err)
+	}
+	return conn, nil
+}
+
+// SetDontFragment turns on DF for the live UDP relay socket advertised as relayAddr.
+func (g *Generator) SetDontFragment(relayAddr net.Addr) error {
+	ua, ok := relayAddr.(*net.UDPAddr)
+	if !ok {
+		return fmt.Errorf("set don't-fragment on %v: %w", relayAddr, ErrNotTracked)
+	}
+	g.mu.Lock()
+	cc := g.live[liveKey{v6: ua.IP.To4() == nil, port: ua.Port}]
+	g.mu.Unlock()
+	if cc == nil {
+		return fmt.Errorf("set don't-fragment on %v: %w", relayAddr, ErrNotTracked)
+	}
+	return setDontFragment(cc.UDPConn)
+}
+
+// Live returns how many UDP relay sockets are open.
+func (g *Generator) Live() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.live)
+}

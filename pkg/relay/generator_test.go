@@ -1,0 +1,115 @@
+package relay
+
+import (
+	"errors"
+	"net"
+	"testing"
+
+	"github.com/pion/turn/v5"
+)
+
+func freePortRange(t *testing.T, n int) (int, int) {
+	t.Helper()
+	// Find n consecutive free UDP ports by probing; good enough on a quiet test host.
+	for base := 40000; base < 60000; base += n + 7 {
+		ok := true
+		var held []*net.UDPConn
+		for p := base; p < base+n; p++ {
+			c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p})
+			if err != nil {
+				ok = false
+				break
+			}
+			held = append(held, c)
+		}
+		for _, c := range held {
+			c.Close()
+		}
+		if ok {
+			return base, base + n - 1
+		}
+	}
+	t.Fatal("no free port range")
+	return 0, 0
+}
+
+func TestAllocateAdvertisesExternalAndCounts(t *testing.T) {
+	lo, hi := freePortRange(t, 4)
+	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), External4: net.IPv4(203, 0, 113, 7), MinPort: lo, MaxPort: hi})
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	conn, addr, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ua := addr.(*net.UDPAddr)
+	if !ua.IP.Equal(net.IPv4(203, 0, 113, 7)) || ua.Port < lo || ua.Port > hi {
+		t.Fatalf("advertised %v, want 203.0.113.7 in %d-%d", ua, lo, hi)
+	}
+	if bound := conn.LocalAddr().(*net.UDPAddr); !bound.IP.Equal(net.IPv4(127, 0, 0, 1)) || bound.Port != ua.Port {
+		t.Fatalf("bound %v", bound)
+	}
+
+	peer, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	if _, err := conn.WriteTo([]byte("hello"), peer.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := peer.WriteTo([]byte("hi"), conn.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	if _, _, err := conn.ReadFrom(buf); err != nil {
+		t.Fatal(err)
+	}
+	c := g.Counters()
+	if c.ToPeerPackets.Load() != 1 || c.ToPeerBytes.Load() != 5 || c.FromPeerPackets.Load() != 1 || c.FromPeerBytes.Load() != 2 {
+		t.Fatalf("counters to=%d/%d from=%d/%d", c.ToPeerPackets.Load(), c.ToPeerBytes.Load(),
+			c.FromPeerPackets.Load(), c.FromPeerBytes.Load())
+	}
+
+	if err := g.SetDontFragment(addr); err != nil {
+		t.Fatal(err)
+	}
+	if on, err := dontFragmentSet(conn.(*countingConn).UDPConn); err != nil || !on {
+		t.Fatalf("DF on=%v err=%v", on, err)
+	}
+	if g.Live() != 1 {
+		t.Fatalf("live=%d", g.Live())
+	}
+	conn.Close()
+	if g.Live() != 0 {
+		t.Fatalf("live=%d after close", g.Live())
+	}
+	if err := g.SetDontFragment(addr); !errors.Is(err, ErrNotTracked) {
+		t.Fatalf("DF on closed relay: %v", err)
+	}
+}
+
+func TestExhaustedRangeFailsFast(t *testing.T) {
+	lo, hi := freePortRange(t, 3)
+	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: lo, MaxPort: hi})
+	var conns []net.PacketConn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := 0; i < 3; i++ {
+		c, _, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+		if err != nil {
+			t.Fatalf("allocation %d: %v", i, err)
+		}
+		conns = append(conns, c)
+	}
+	if _, _, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"}); !errors.Is(err, ErrNoFreePort) {
+		t.Fatalf("fourth allocation: %v, want ErrNoFreePort", err)
+	}
+	if _, _, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp6"}); !errors.Is(err, ErrNoAddressForFamily) {
+		t.Fatalf("udp6 without IPv6 relay: %v", err)
+	}
+}

@@ -1,0 +1,85 @@
+package server
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+
+	"github.com/turnd/turnd/pkg/allocation"
+	"github.com/turnd/turnd/pkg/auth"
+	"github.com/turnd/turnd/pkg/config"
+	"github.com/turnd/turnd/pkg/gate"
+	"github.com/turnd/turnd/pkg/peerfilter"
+)
+
+// apply builds everything that can change at runtime from cfg and swaps it
+// in only if all of it is valid: a reload is all or nothing.
+func (s *Server) apply(cfg config.Config) error {
+	peers, err := peerfilter.New(peerfilter.Options{
+		AllowLoopback: cfg.Peers.AllowLoopback,
+		Allowed:       cfg.Peers.Allowed,
+		Denied:        cfg.Peers.Denied,
+	})
+	if err != nil {
+		return fmt.Errorf("build peer filter: %w", err)
+	}
+	var cert *tls.Certificate
+	if len(cfg.Listen.TLS) > 0 {
+		c, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile)
+		if err != nil {
+			return fmt.Errorf("load tls certificate: %w", err)
+		}
+		cert = &c
+	}
+	if _, err := alternates(cfg); err != nil {
+		return err
+	}
+	creds := auth.New(auth.Options{
+		Realm:     cfg.Realm,
+		Users:     cfg.Auth.Users,
+		Secrets:   cfg.Auth.Secrets,
+		Separator: cfg.Auth.RESTSeparator,
+	})
+
+	s.cfg.Store(&cfg)
+	s.peers.Store(peers)
+	s.creds.Store(creds)
+	if cert != nil {
+		s.cert.Store(cert)
+	}
+	s.registry.SetLimits(limitsOf(cfg))
+	if s.gate != nil {
+		s.gate.SetPolicy(s.policy(cfg))
+	}
+	return nil
+}
+
+// policy is the gate's view of cfg; apply has already checked it.
+func (s *Server) policy(cfg config.Config) *gate.Policy {
+	alts, _ := alternates(cfg)
+	return &gate.Policy{
+		Keys:           func(u, r string) (string, [][]byte, error) { return s.creds.Load().Keys(u, r) },
+		MultiKey:       len(cfg.Auth.Secrets) > 1,
+		TCPAllocations: cfg.Relay.TCPAllocations,
+		MaxLifetime:    cfg.Limits.MaxLifetime,
+		Alternates:     alts,
+	}
+}
+
+// alternates resolves drain.alternate_servers. ALTERNATE-SERVER carries an
+// IP address, so names are resolved when the config is applied, not per request.
+func alternates(cfg config.Config) ([]*net.UDPAddr, error) {
+	var out []*net.UDPAddr
+	for i, a := range cfg.Drain.AlternateServers {
+		ua, err := net.ResolveUDPAddr("udp", a)
+		if err != nil {
+			return nil, fmt.Errorf("drain.alternate_servers[%d]: %w", i, err)
+		}
+		out = append(out, ua)
+	}
+	return out, nil
+}
+
+func limitsOf(cfg config.Config) allocation.Limits {
+	return allocation.Limits{Total: cfg.Limits.TotalAllocations, PerUser: cfg.Limits.UserAllocations}
+}

@@ -1,0 +1,144 @@
+package server
+
+import (
+	"net"
+	"time"
+
+	"github.com/pion/stun/v4"
+	"github.com/pion/turn/v5"
+
+	"github.com/turnd/turnd/pkg/allocation"
+	"github.com/turnd/turnd/pkg/gate"
+	"github.com/turnd/turnd/pkg/relay"
+)
+
+// authenticate is pion's AuthHandler: the user's long-term key, or a refusal
+// (pion answers 401). With several REST secrets the gate has already found
+// which one the client used.
+func (s *Server) authenticate(ra *turn.RequestAttributes) (string, []byte, bool) {
+	userID, keys, err := s.creds.Load().Keys(ra.Username, ra.Realm)
+	if err != nil {
+		if ra.Method == stun.MethodAllocate {
+			s.obs.AllocationRejected(RejectAuth)
+		}
+		s.log.Debug("credential refused", "user", ra.Username, "client", ra.SrcAddr, "method", ra.Method, "err", err)
+		return "", nil, false
+	}
+	key := keys[0]
+	if len(keys) > 1 {
+		if k, ok := s.gate.TakeKey(ra.SrcAddr, ra.Username); ok {
+			key = k
+		}
+	}
+	return userID, key, true
+}
+
+// admit is pion's QuotaHandler, called for a new, authenticated Allocate
+// only: refresh, permissions, channels and data never come here, which is
+// exactly what lets a drain refuse new allocations and keep the old ones.
+func (s *Server) admit(userID, _ string, src net.Addr) bool {
+	if !s.accepting() {
+		s.obs.AllocationRejected(RejectDraining)
+		s.log.Info("allocation refused: draining", "user", userID, "client", src)
+		return false
+	}
+	if err := s.registry.Admit(userID); err != nil {
+		s.obs.AllocationRejected(RejectQuota)
+		s.log.Info("allocation refused", "user", userID, "client", src, "reason", err)
+		return false
+	}
+	return true
+}
+
+// permit is pion's PermissionHandler for CreatePermission and ChannelBind
+// (pion answers 403 on false).
+func (s *Server) permit(client net.Addr, peer net.IP) bool {
+	if s.peers.Load().Allowed(peer) {
+		return true
+	}
+	s.obs.PermissionRejected(RejectPeerDenied)
+	s.log.Info("peer refused", "client", client, "peer", peer)
+	return false
+}
+
+// transportOf tells the client transport of an allocation from the
+// listening address it reached.
+func (s *Server) transportOf(server net.Addr) allocation.Transport {
+	if _, ok := server.(*net.UDPAddr); ok {
+		return allocation.UDP
+	}
+	if s.tlsPorts[portOf(server)] {
+		return allocation.TLS
+	}
+	return allocation.TCP
+}
+
+// events mirrors pion's allocation lifecycle into the registry and the log.
+// pion calls these under its own locks: nothing here blocks.
+func (s *Server) events() turn.EventHandler {
+	return turn.EventHandler{
+		OnAuth: func(src, _ net.Addr, _, username, _, method string, ok bool) {
+			if !ok && method == stun.MethodAllocate.String() {
+				s.obs.AllocationRejected(RejectAuth)
+				s.log.Info("allocation refused: bad credentials", "user", username, "client", src)
+			}
+		},
+		OnAllocationCreated: func(src, dst net.Addr, _, userID, realm string, relayAddr net.Addr, _ int) {
+			t := s.transportOf(dst)
+			s.registry.Add(allocation.Info{
+				Client: src, Server: dst, Transport: t, User: userID, Realm: realm,
+				Relay: relayAddr, Created: time.Now(),
+			})
+			df := s.gate.TakeDontFragment(src, dst)
+			if df {
+				if err := s.relay.SetDontFragment(relayAddr); err != nil {
+					s.log.Warn("don't-fragment not applied", "relay", relayAddr, "err", err)
+				}
+			}
+			s.obs.AllocationCreated(t)
+			s.log.Info("allocation created", "user", userID, "client", src, "transport", t.String(),
+				"relay", relayAddr, "dont_fragment", df, "allocations", s.registry.Count())
+		},
+		OnAllocationDeleted: func(src, dst net.Addr, _, userID, _ string) {
+			info, ok := s.registry.Remove(src, dst)
+			if !ok {
+				return
+			}
+			s.log.Info("allocation deleted", "user", userID, "client", src, "transport", info.Transport.String(),
+				"relay", info.Relay, "duration", time.Since(info.Created).Round(time.Millisecond),
+				"allocations", s.registry.Count())
+		},
+	}
+}
+
+// relayGenerator hands pion the shared relay generator, applying the
+// socket's reservation port hint and counting the allocations it could not
+// serve (pion answers those 508).
+func (s *Server) relayGenerator(hint *gate.PortHint) turn.RelayAddressGenerator {
+	return socketGenerator{Generator: s.relay, obs: s.obs, hint: hint}
+}
+
+type socketGenerator struct {
+	*relay.Generator
+	obs  Observer
+	hint *gate.PortHint
+}
+
+func (c socketGenerator) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.PacketConn, net.Addr, error) {
+	if p := c.hint.Take(); p != 0 && conf.RequestedPort == 0 {
+		conf.RequestedPort = p
+	}
+	conn, addr, err := c.Generator.AllocatePacketConn(conf)
+	if err != nil {
+		c.obs.AllocationRejected(RejectCapacity)
+	}
+	return conn, addr, err
+}
+
+func (c socketGenerator) AllocateListener(conf turn.AllocateListenerConfig) (net.Listener, net.Addr, error) {
+	ln, addr, err := c.Generator.AllocateListener(conf)
+	if err != nil {
+		c.obs.AllocationRejected(RejectCapacity)
+	}
+	return ln, addr, err
+}

@@ -1,0 +1,35 @@
+package server
+
+import "github.com/turnd/turnd/pkg/allocation"
+
+// Reasons an Allocate is refused, as reported to the Observer.
+const (
+	RejectAuth        = "auth"         // unknown user, wrong password, expired REST credential
+	RejectQuota       = "quota"        // limits.total_allocations or limits.user_allocations
+	RejectDraining    = "draining"     // 486 while draining
+	RejectRedirected  = "redirected"   // 300 Try Alternate while draining
+	RejectTCPDisabled = "tcp_disabled" // 442: RFC 6062 relays switched off
+	RejectCapacity    = "capacity"     // 508: no relay port free
+)
+
+// Reasons a CreatePermission or ChannelBind is refused.
+const (
+	RejectPeerDenied = "peer_denied"
+)
+
+// Observer receives what the server sees, for metrics. Methods are called on
+// request paths (never per relayed packet) and must not block.
+type Observer interface {
+	AllocationCreated(t allocation.Transport)
+	AllocationRejected(reason string)
+	PermissionRejected(reason string)
+	Reloaded(ok bool)
+}
+
+// nopObserver is used when the caller passes none.
+type nopObserver struct{}
+
+func (nopObserver) AllocationCreated(allocation.Transport) {}
+func (nopObserver) AllocationRejected(string)             {}
+func (nopObserver) PermissionRejected(string)             {}
+func (nopObserver) Reloaded(bool)                         {}

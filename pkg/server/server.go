@@ -1,0 +1,248 @@
+package server
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/turn/v5"
+
+	"github.com/turnd/turnd/pkg/allocation"
+	"github.com/turnd/turnd/pkg/auth"
+	"github.com/turnd/turnd/pkg/config"
+	"github.com/turnd/turnd/pkg/gate"
+	"github.com/turnd/turnd/pkg/peerfilter"
+	"github.com/turnd/turnd/pkg/relay"
+)
+
+// tlsHandshakeTimeout bounds a TLS handshake: a client that connects and
+// stays silent is cut instead of holding a goroutine and a socket.
+const tlsHandshakeTimeout = 10 * time.Second
+
+// Options build a Server.
+type Options struct {
+	Config config.Config
+	Logger *slog.Logger
+	// Observer receives events for metrics; nil means none.
+	Observer Observer
+	// Accepting reports whether new allocations are taken; the drain owns
+	// the answer. nil means always.
+	Accepting func() bool
+	// Registry is the allocation book the server keeps; nil makes a new one.
+	// The caller passes its own when something (the drain) must watch it
+	// before the server exists.
+	Registry *allocation.Registry
+	// Traffic receives relayed traffic totals; nil makes new counters.
+	Traffic *relay.Counters
+}
+
+// Server is a running TURN service. Create it with New; stop it with Close.
+type Server struct {
+	log       *slog.Logger
+	obs       Observer
+	accepting func() bool
+
+	cfg      atomic.Pointer[config.Config]
+	creds    atomic.Pointer[auth.Store]
+	peers    atomic.Pointer[peerfilter.Filter]
+	cert     atomic.Pointer[tls.Certificate]
+	registry *allocation.Registry
+	gate     *gate.Gate
+	relay    *relay.Generator
+	turn     *turn.Server
+
+	udp      []net.PacketConn
+	tcp      []net.Listener
+	tlsPorts map[int]bool // distinguishes TLS from TCP allocations by listening port
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// New binds every listening socket and starts serving. A socket that cannot
+// be bound (address in use, bad certificate) fails New with nothing left open.
+func New(opts Options) (*Server, error) {
+	cfg := opts.Config
+	s := &Server{
+		log:       opts.Logger,
+		obs:       opts.Observer,
+		accepting: opts.Accepting,
+		registry:  opts.Registry,
+		tlsPorts:  make(map[int]bool),
+		closed:    make(chan struct{}),
+	}
+	if s.registry == nil {
+		s.registry = allocation.NewRegistry(limitsOf(cfg))
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.obs == nil {
+		s.obs = nopObserver{}
+	}
+	if s.accepting == nil {
+		s.accepting = func() bool { return true }
+	}
+	if err := s.apply(cfg); err != nil {
+		return nil, err
+	}
+	ropts, err := relayOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ropts.Counters = opts.Traffic
+	s.relay = relay.New(ropts)
+	s.gate = gate.New(s.policy(cfg), gate.Hooks{
+		Accepting:  s.accepting,
+		Redirected: func(string, *net.UDPAddr) { s.obs.AllocationRejected(RejectRedirected) },
+		TCPRefused: func(string) { s.obs.AllocationRejected(RejectTCPDisabled) },
+	})
+	if err := s.bind(cfg); err != nil {
+		_ = closeAll(s.udp)
+		_ = closeAll(s.tcp)
+		return nil, err
+	}
+	if err := s.startTURN(cfg); err != nil {
+		_ = closeAll(s.udp)
+		_ = closeAll(s.tcp)
+		return nil, err
+	}
+	return s, nil
+}
+
+// bind opens the client-facing sockets, each behind the gate.
+func (s *Server) bind(cfg config.Config) error {
+	n := cfg.Listen.UDPSockets
+	if n == 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	for _, addr := range cfg.Listen.UDP {
+		group, err := listenUDPGroup(addr, n)
+		if err != nil {
+			return err
+		}
+		s.udp = append(s.udp, group...)
+	}
+	for _, addr := range cfg.Listen.TCP {
+		ln, err := listenTCP(addr, nil)
+		if err != nil {
+			return err
+		}
+		s.tcp = append(s.tcp, ln)
+	}
+	if len(cfg.Listen.TLS) > 0 {
+		tcfg := &tls.Config{
+			MinVersion: tls.VersionTLS12,
+			// Read on every handshake, so SIGHUP can swap the certificate.
+			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.cert.Load(), nil },
+		}
+		for _, addr := range cfg.Listen.TLS {
+			ln, err := listenTCP(addr, tcfg)
+			if err != nil {
+				return err
+			}
+			s.tlsPorts[portOf(ln.Addr())] = true
+			s.tcp = append(s.tcp, ln)
+		}
+	}
+	return nil
+}
+
+// startTURN runs pion behind the gate: one allocation table per UDP socket
+// (pion's design) and one per stream listener.
+func (s *Server) startTURN(cfg config.Config) error {
+	var pcs []turn.PacketConnConfig
+	for _, c := range s.udp {
+		// The hint carries reservation-token ports from this socket's gate
+		// to this socket's relay generator (see gate/reservation.go).
+		hint := new(gate.PortHint)
+		pcs = append(pcs, turn.PacketConnConfig{
+			PacketConn:            gate.PacketConn(c, s.gate, hint),
+			RelayAddressGenerator: s.relayGenerator(hint),
+			PermissionHandler:     s.permit,
+		})
+	}
+	var lcs []turn.ListenerConfig
+	for _, ln := range s.tcp {
+		lcs = append(lcs, turn.ListenerConfig{
+			Listener:              gate.Listener(ln, s.gate, tlsHandshakeTimeout),
+			RelayAddressGenerator: s.relayGenerator(nil),
+			PermissionHandler:     s.permit,
+		})
+	}
+	defaultLifetime := 10 * time.Minute // RFC 8656 §3.9 default
+	if cfg.Limits.MaxLifetime < defaultLifetime {
+		defaultLifetime = cfg.Limits.MaxLifetime
+	}
+	t, err := turn.NewServer(turn.ServerConfig{
+		PacketConnConfigs:  pcs,
+		ListenerConfigs:    lcs,
+		LoggerFactory:      pionLoggers{log: s.log},
+		Realm:              cfg.Realm,
+		AuthHandler:        s.authenticate,
+		QuotaHandler:       s.admit,
+		EventHandler:       s.events(),
+		ChannelBindTimeout: cfg.Limits.ChannelLifetime,
+		PermissionTimeout:  cfg.Limits.PermissionLifetime,
+		AllocationLifetime: defaultLifetime,
+	})
+	if err != nil {
+		return fmt.Errorf("start turn server: %w", err)
+	}
+	s.turn = t
+	return nil
+}
+
+// Registry returns the live allocation registry (what the drain waits on).
+func (s *Server) Registry() *allocation.Registry { return s.registry }
+
+// Traffic returns the relayed traffic counters.
+func (s *Server) Traffic() *relay.Counters { return s.relay.Counters() }
+
+// UDPAddrs returns the bound UDP addresses, one per SO_REUSEPORT group.
+func (s *Server) UDPAddrs() []net.Addr {
+	var out []net.Addr
+	seen := map[string]bool{}
+	for _, c := range s.udp {
+		if a := c.LocalAddr(); !seen[a.String()] {
+			seen[a.String()] = true
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// StreamAddrs returns the bound TCP and TLS listener addresses.
+func (s *Server) StreamAddrs() []net.Addr {
+	out := make([]net.Addr, 0, len(s.tcp))
+	for _, ln := range s.tcp {
+		out = append(out, ln.Addr())
+	}
+	return out
+}
+
+// Done is closed once Close has run.
+func (s *Server) Done() <-chan struct{} { return s.closed }
+
+// Close stops serving and ends every allocation at once. The drain calls it
+// only when it is over (no allocations left, or its deadline passed).
+func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		err = s.turn.Close()
+		if errors.Is(err, net.ErrClosed) {
+			err = nil
+		}
+		close(s.closed)
+	})
+	if err != nil {
+		return fmt.Errorf("close turn server: %w", err)
+	}
+	return nil
+}
