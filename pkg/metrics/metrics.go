@@ -77,7 +77,9 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 }
 
 // AllocationCreated counts a new allocation.
-func (m *Metrics) AllocationCreated(t allocation.Transport) { m.created.WithLabelValues(t.String()).Inc() }
+func (m *Metrics) AllocationCreated(t allocation.Transport) {
+	m.created.WithLabelValues(t.String()).Inc()
+}
 
 // AllocationRejected counts a refused Allocate.
 func (m *Metrics) AllocationRejected(reason string) { m.rejected.WithLabelValues(reason).Inc() }

@@ -30,6 +30,6 @@ type Observer interface {
 type nopObserver struct{}
 
 func (nopObserver) AllocationCreated(allocation.Transport) {}
-func (nopObserver) AllocationRejected(string)             {}
-func (nopObserver) PermissionRejected(string)             {}
-func (nopObserver) Reloaded(bool)                         {}
+func (nopObserver) AllocationRejected(string)              {}
+func (nopObserver) PermissionRejected(string)              {}
+func (nopObserver) Reloaded(bool)                          {}
