@@ -48,7 +48,13 @@ type streamConn struct {
 	rd      int    // buf[rd:vetted] has been through the gate, ready for pion
 	vetted  int    // buf[vetted:] is not yet a complete frame
 	readErr error  // the connection's error, returned once vetted bytes run out
+	// raw is set after a ConnectionBind request: RFC 6062 §4.4 turns the
+	// connection into a plain byte pipe to the peer, no longer framed.
+	raw bool
 }
+
+// typeConnectionBindRequest is RFC 6062's ConnectionBind request type.
+const typeConnectionBindRequest = 0x000B
 
 // Read hands pion vetted bytes, framing and inspecting more as needed.
 func (c *streamConn) Read(p []byte) (int, error) {
@@ -58,6 +64,9 @@ func (c *streamConn) Read(p []byte) (int, error) {
 		}
 	}
 	for c.rd == c.vetted {
+		if c.raw {
+			return c.readRaw(p)
+		}
 		if c.rd > 0 { // reuse the buffer from its start
 			n := copy(c.buf, c.buf[c.rd:])
 			c.buf, c.vetted, c.rd = c.buf[:n], c.vetted-c.rd, 0
@@ -114,6 +123,13 @@ func (c *streamConn) vet() error {
 			c.vetted += size
 			continue
 		}
+		if binary.BigEndian.Uint16(rest) == typeConnectionBindRequest {
+			// Hand pion the bind request alone: pion's own framing would
+			// swallow peer data sent right behind it.
+			c.vetted += size
+			c.raw = true
+			return nil
+		}
 		// Reservation tokens need no help here: one listener has one
 		// allocation table, so pion finds its own reservations.
 		out, v := c.g.Inspect(rest[:size], c.RemoteAddr(), c.LocalAddr(), c)
@@ -126,6 +142,19 @@ func (c *streamConn) vet() error {
 			c.splice(size, nil)
 		}
 	}
+}
+
+// readRaw serves a data connection: leftover buffered bytes first, then the socket.
+func (c *streamConn) readRaw(p []byte) (int, error) {
+	if c.rd < len(c.buf) {
+		n := copy(p, c.buf[c.rd:])
+		c.rd += n
+		return n, nil
+	}
+	if c.readErr != nil {
+		return 0, c.readErr
+	}
+	return c.Conn.Read(p)
 }
 
 // splice replaces the size-byte frame at vetted with repl (rare: rewritten
