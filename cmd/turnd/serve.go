@@ -151,8 +151,8 @@ func serve(path string, _, stderr io.Writer) int {
 
 // announce logs where turnd listens, and with the demo config how to try it.
 func announce(log *slog.Logger, cfg config.Config, path string, srv *server.Server, httpLn net.Listener) {
-	args := []any{"version", version, "udp", srv.UDPAddrs(), "tcp_tls", srv.StreamAddrs(),
-		"realm", cfg.Realm, "drain_timeout", cfg.Drain.Timeout}
+	args := []any{"version", version, "udp", addrStrings(srv.UDPAddrs()), "tcp", addrStrings(srv.TCPAddrs()),
+		"tls", addrStrings(srv.TLSAddrs()), "realm", cfg.Realm, "drain_timeout", cfg.Drain.Timeout.String()}
 	if httpLn != nil {
 		args = append(args, "http", httpLn.Addr().String())
 	}
@@ -161,4 +161,12 @@ func announce(log *slog.Logger, cfg config.Config, path string, srv *server.Serv
 		log.Info("running the embedded demo config (loopback only, user demo/demo); try it with coturn's tools: " +
 			"turnutils_peer -L 127.0.0.1 -p 3480 & turnutils_uclient -u demo -w demo -e 127.0.0.1 -r 3480 -X -n 100 127.0.0.1")
 	}
+}
+
+func addrStrings(as []net.Addr) []string {
+	out := make([]string, 0, len(as))
+	for _, a := range as {
+		out = append(out, a.String())
+	}
+	return out
 }

@@ -10,7 +10,8 @@ import (
 // Options are the operator's peer rules, as written in the config file.
 type Options struct {
 	// AllowLoopback lets peers be 127.0.0.0/8 or ::1. Loopback is judged
-	// before the lists, so an Allowed entry alone never opens it.
+	// before the lists, so an Allowed entry alone never opens it; once it
+	// is open, Denied entries can still close parts of it.
 	AllowLoopback bool
 	// Allowed entries (see ParseEntry) win over Denied and the built-in list.
 	Allowed []string
@@ -23,7 +24,8 @@ type Options struct {
 type Filter struct {
 	allowLoopback bool
 	allowed       rangeSet
-	denied        rangeSet // Options.Denied followed by BuiltinDenied
+	denied        rangeSet // Options.Denied
+	builtin       rangeSet // BuiltinDenied
 }
 
 // New builds a Filter from o. It reports every bad entry at once, each
@@ -43,7 +45,7 @@ func New(o Options) (*Filter, error) {
 		return out
 	}
 	allowed := parse("allowed", o.Allowed)
-	denied := append(parse("denied", o.Denied), BuiltinDenied()...)
+	denied := parse("denied", o.Denied)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -51,6 +53,7 @@ func New(o Options) (*Filter, error) {
 		allowLoopback: o.AllowLoopback,
 		allowed:       newRangeSet(allowed),
 		denied:        newRangeSet(denied),
+		builtin:       newRangeSet(BuiltinDenied()),
 	}, nil
 }
 
@@ -70,8 +73,9 @@ func (f *Filter) Allowed(ip net.IP) bool {
 // is simply its IPv4 address) and the IPv4 address a NAT64, 6to4 or
 // IPv4-compatible address embeds. It is allowed only if every form is. One
 // form is judged in order: loopback is denied unless Options.AllowLoopback;
-// else an Allowed entry allows it; else a Denied or built-in entry denies it;
-// else it is allowed.
+// else an Allowed entry allows it; else a Denied entry denies it; else a
+// built-in entry denies it, except loopback that AllowLoopback opened; else
+// it is allowed.
 //
 // Hot path: runs for every CreatePermission and ChannelBind peer; it must not
 // allocate (BenchmarkAllowedAddr and TestAllowedAddrDoesNotAllocate guard it).
@@ -90,13 +94,19 @@ func (f *Filter) AllowedAddr(a netip.Addr) bool {
 }
 
 func (f *Filter) allowedForm(a netip.Addr) bool {
-	if a.IsLoopback() {
-		return f.allowLoopback
-	}
-	if f.allowed.contains(a) {
+	loopback := a.IsLoopback()
+	switch {
+	case loopback && !f.allowLoopback:
+		return false
+	case f.allowed.contains(a):
 		return true
+	case f.denied.contains(a):
+		return false
+	case loopback:
+		return true // opened by AllowLoopback; the built-in list denies it otherwise
+	default:
+		return !f.builtin.contains(a)
 	}
-	return !f.denied.contains(a)
 }
 
 // embeddedIPv4 returns the IPv4 address an IPv6 address carries for

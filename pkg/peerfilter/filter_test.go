@@ -99,7 +99,7 @@ func TestAllowedAddr(t *testing.T) {
 		// opens only the embedded form, so the prefix must be allowed too.
 		{"allow_loopback leaves NAT64 prefix denied", loopback, "64:ff9b::7f00:1", false},
 		{"allow_loopback plus allowed NAT64", Options{AllowLoopback: true, Allowed: []string{"64:ff9b::/96"}}, "64:ff9b::7f00:1", true},
-		{"denied list does not close allow_loopback", Options{AllowLoopback: true, Denied: []string{"127.0.0.1"}}, "127.0.0.1", true},
+		{"denied entry closes part of opened loopback", Options{AllowLoopback: true, Denied: []string{"127.0.0.1"}}, "127.0.0.1", false},
 		{"allow_loopback does not open metadata", loopback, "169.254.169.254", false},
 
 		// Every form must be allowed: reopening a wrapper does not reopen what it wraps.
@@ -245,5 +245,17 @@ func BenchmarkAllowed(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		f.Allowed(ip)
+	}
+}
+
+func TestDeniedEntriesStillApplyToOpenedLoopback(t *testing.T) {
+	f, err := New(Options{AllowLoopback: true, Denied: []string{"127.0.0.2", "::1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ip, want := range map[string]bool{"127.0.0.1": true, "127.0.0.2": false, "::1": false, "::ffff:127.0.0.2": false} {
+		if got := f.AllowedAddr(netip.MustParseAddr(ip)); got != want {
+			t.Errorf("%s: allowed=%v, want %v", ip, got, want)
+		}
 	}
 }

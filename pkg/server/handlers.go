@@ -21,7 +21,7 @@ func (s *Server) authenticate(ra *turn.RequestAttributes) (string, []byte, bool)
 		if ra.Method == stun.MethodAllocate {
 			s.obs.AllocationRejected(RejectAuth)
 		}
-		s.log.Debug("credential refused", "user", ra.Username, "client", ra.SrcAddr, "method", ra.Method, "err", err)
+		s.log.Debug("credential refused", "user", ra.Username, "client", ra.SrcAddr.String(), "method", ra.Method, "err", err)
 		return "", nil, false
 	}
 	key := keys[0]
@@ -39,12 +39,12 @@ func (s *Server) authenticate(ra *turn.RequestAttributes) (string, []byte, bool)
 func (s *Server) admit(userID, _ string, src net.Addr) bool {
 	if !s.accepting() {
 		s.obs.AllocationRejected(RejectDraining)
-		s.log.Info("allocation refused: draining", "user", userID, "client", src)
+		s.log.Info("allocation refused: draining", "user", userID, "client", src.String())
 		return false
 	}
 	if err := s.registry.Admit(userID); err != nil {
 		s.obs.AllocationRejected(RejectQuota)
-		s.log.Info("allocation refused", "user", userID, "client", src, "reason", err)
+		s.log.Info("allocation refused", "user", userID, "client", src.String(), "reason", err)
 		return false
 	}
 	return true
@@ -57,7 +57,7 @@ func (s *Server) permit(client net.Addr, peer net.IP) bool {
 		return true
 	}
 	s.obs.PermissionRejected(RejectPeerDenied)
-	s.log.Info("peer refused", "client", client, "peer", peer)
+	s.log.Info("peer refused", "client", client.String(), "peer", peer)
 	return false
 }
 
@@ -67,8 +67,17 @@ func (s *Server) transportOf(server net.Addr) allocation.Transport {
 	if _, ok := server.(*net.UDPAddr); ok {
 		return allocation.UDP
 	}
-	if s.tlsPorts[portOf(server)] {
-		return allocation.TLS
+	// A TLS connection's local address is its listener's port, on the
+	// listener's IP or, for a wildcard listener, on the address dialled.
+	sa, ok := server.(*net.TCPAddr)
+	if !ok {
+		return allocation.TCP
+	}
+	for _, ln := range s.tls {
+		la := ln.Addr().(*net.TCPAddr)
+		if la.Port == sa.Port && (la.IP.IsUnspecified() || la.IP.Equal(sa.IP)) {
+			return allocation.TLS
+		}
 	}
 	return allocation.TCP
 }
@@ -80,7 +89,7 @@ func (s *Server) events() turn.EventHandler {
 		OnAuth: func(src, _ net.Addr, _, username, _, method string, ok bool) {
 			if !ok && method == stun.MethodAllocate.String() {
 				s.obs.AllocationRejected(RejectAuth)
-				s.log.Info("allocation refused: bad credentials", "user", username, "client", src)
+				s.log.Info("allocation refused: bad credentials", "user", username, "client", src.String())
 			}
 		},
 		OnAllocationCreated: func(src, dst net.Addr, _, userID, realm string, relayAddr net.Addr, _ int) {
@@ -92,20 +101,20 @@ func (s *Server) events() turn.EventHandler {
 			df := s.gate.TakeDontFragment(src, dst)
 			if df {
 				if err := s.relay.SetDontFragment(relayAddr); err != nil {
-					s.log.Warn("don't-fragment not applied", "relay", relayAddr, "err", err)
+					s.log.Warn("don't-fragment not applied", "relay", relayAddr.String(), "err", err)
 				}
 			}
 			s.obs.AllocationCreated(t)
-			s.log.Info("allocation created", "user", userID, "client", src, "transport", t.String(),
-				"relay", relayAddr, "dont_fragment", df, "allocations", s.registry.Count())
+			s.log.Info("allocation created", "user", userID, "client", src.String(), "transport", t.String(),
+				"relay", relayAddr.String(), "dont_fragment", df, "allocations", s.registry.Count())
 		},
 		OnAllocationDeleted: func(src, dst net.Addr, _, userID, _ string) {
 			info, ok := s.registry.Remove(src, dst)
 			if !ok {
 				return
 			}
-			s.log.Info("allocation deleted", "user", userID, "client", src, "transport", info.Transport.String(),
-				"relay", info.Relay, "duration", time.Since(info.Created).Round(time.Millisecond),
+			s.log.Info("allocation deleted", "user", userID, "client", src.String(), "transport", info.Transport.String(),
+				"relay", info.Relay.String(), "duration", time.Since(info.Created).Round(time.Millisecond),
 				"allocations", s.registry.Count())
 		},
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -67,16 +66,6 @@ func listenTCP(addr string, cfg *tls.Config) (net.Listener, error) {
 		return tls.NewListener(ln, cfg), nil
 	}
 	return ln, nil
-}
-
-// portOf returns the port of a listener address.
-func portOf(a net.Addr) int {
-	_, p, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(p)
-	return n
 }
 
 // closeAll closes sockets and joins their errors.

@@ -57,9 +57,9 @@ type Server struct {
 	relay    *relay.Generator
 	turn     *turn.Server
 
-	udp      []net.PacketConn
-	tcp      []net.Listener
-	tlsPorts map[int]bool // distinguishes TLS from TCP allocations by listening port
+	udp []net.PacketConn
+	tcp []net.Listener // plain TCP listeners
+	tls []net.Listener // TLS listeners
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -74,7 +74,6 @@ func New(opts Options) (*Server, error) {
 		obs:       opts.Observer,
 		accepting: opts.Accepting,
 		registry:  opts.Registry,
-		tlsPorts:  make(map[int]bool),
 		closed:    make(chan struct{}),
 	}
 	if s.registry == nil {
@@ -104,16 +103,21 @@ func New(opts Options) (*Server, error) {
 		TCPRefused: func(string) { s.obs.AllocationRejected(RejectTCPDisabled) },
 	})
 	if err := s.bind(cfg); err != nil {
-		_ = closeAll(s.udp)
-		_ = closeAll(s.tcp)
+		s.closeSockets()
 		return nil, err
 	}
 	if err := s.startTURN(cfg); err != nil {
-		_ = closeAll(s.udp)
-		_ = closeAll(s.tcp)
+		s.closeSockets()
 		return nil, err
 	}
 	return s, nil
+}
+
+// closeSockets closes what bind opened, when New fails half-way.
+func (s *Server) closeSockets() {
+	_ = closeAll(s.udp)
+	_ = closeAll(s.tcp)
+	_ = closeAll(s.tls)
 }
 
 // bind opens the client-facing sockets, each behind the gate.
@@ -147,8 +151,7 @@ func (s *Server) bind(cfg config.Config) error {
 			if err != nil {
 				return err
 			}
-			s.tlsPorts[portOf(ln.Addr())] = true
-			s.tcp = append(s.tcp, ln)
+			s.tls = append(s.tls, ln)
 		}
 	}
 	return nil
@@ -169,7 +172,7 @@ func (s *Server) startTURN(cfg config.Config) error {
 		})
 	}
 	var lcs []turn.ListenerConfig
-	for _, ln := range s.tcp {
+	for _, ln := range append(append([]net.Listener(nil), s.tcp...), s.tls...) {
 		lcs = append(lcs, turn.ListenerConfig{
 			Listener:              gate.Listener(ln, s.gate, tlsHandshakeTimeout),
 			RelayAddressGenerator: s.relayGenerator(nil),
@@ -218,10 +221,15 @@ func (s *Server) UDPAddrs() []net.Addr {
 	return out
 }
 
-// StreamAddrs returns the bound TCP and TLS listener addresses.
-func (s *Server) StreamAddrs() []net.Addr {
-	out := make([]net.Addr, 0, len(s.tcp))
-	for _, ln := range s.tcp {
+// TCPAddrs returns the bound TCP listener addresses.
+func (s *Server) TCPAddrs() []net.Addr { return listenerAddrs(s.tcp) }
+
+// TLSAddrs returns the bound TLS listener addresses.
+func (s *Server) TLSAddrs() []net.Addr { return listenerAddrs(s.tls) }
+
+func listenerAddrs(ls []net.Listener) []net.Addr {
+	out := make([]net.Addr, 0, len(ls))
+	for _, ln := range ls {
 		out = append(out, ln.Addr())
 	}
 	return out

@@ -54,8 +54,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/*
 Whether some port the pod binds is below 1024, which needs CAP_NET_BIND_SERVICE
-on nodes with the usual net.ipv4.ip_unprivileged_port_start of 1024
-(a host-network pod cannot change that sysctl). Prints "true" or nothing.
+on nodes with the usual net.ipv4.ip_unprivileged_port_start of 1024 (a
+host-network pod cannot change that sysctl; README "Ports below 1024" says why
+the capability alone is not enough for a non-root process). Prints "true" or
+nothing.
 */}}
 {{- define "turnd.needsBindService" -}}
 {{- $v := .Values -}}

@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/turnd/turnd/pkg/config"
+)
+
+// testConfig is a loopback config on kernel-chosen ports with the demo user
+// and loopback peers allowed (the echo peer lives on 127.0.0.1).
+func testConfig() config.Config {
+	cfg := config.Default()
+	cfg.Listen.UDP = []string{"127.0.0.1:0"}
+	cfg.Listen.TCP = []string{"127.0.0.1:0"}
+	cfg.HTTP.Address = "127.0.0.1:0"
+	cfg.Auth.Users = map[string]string{"demo": "demo"}
+	cfg.Peers.AllowLoopback = true
+	cfg.Log = config.Log{Level: "debug", Format: "json"}
+	return cfg
+}
+
+// start runs turnd on cfg.
+func start(t *testing.T, cfg config.Config) *turnd {
+	t.Helper()
+	return startTurndFile(t, writeConfig(t, cfg))
+}
+
+// writeConfig writes cfg as YAML to a temporary file.
+func writeConfig(t *testing.T, cfg config.Config) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "turnd.yaml")
+	rewriteConfig(t, path, cfg)
+	return path
+}
+
+func rewriteConfig(t *testing.T, path string, cfg config.Config) {
+	t.Helper()
+	b, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 and returns the
+// certificate and key paths.
+func selfSigned(t *testing.T) (string, string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "turnd-e2e"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certPath, keyPath := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certPath, keyPath
+}

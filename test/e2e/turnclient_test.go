@@ -1,0 +1,266 @@
+package e2e
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/pkg/auth"
+)
+
+// client is a minimal TURN client that shows exact responses: enough for the
+// cases coturn's uclient cannot assert (486, 300, 403, 401, lifetimes).
+type client struct {
+	t      *testing.T
+	conn   net.Conn
+	stream bool
+	user   string
+	pass   string
+	realm  string
+	nonce  []byte
+	key    []byte
+}
+
+// dialClient connects to a turnd listener over "udp" or "tcp".
+func dialClient(t *testing.T, network, addr, user, pass string) *client {
+	t.Helper()
+	conn, err := net.Dial(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &client{t: t, conn: conn, stream: network == "tcp", user: user, pass: pass}
+}
+
+// Close closes the connection (over TCP this ends its allocation).
+func (c *client) Close() { c.conn.Close() }
+
+// read returns the next STUN message from the server.
+func (c *client) read(deadline time.Time) (*stun.Message, error) {
+	_ = c.conn.SetReadDeadline(deadline)
+	var raw []byte
+	if c.stream {
+		hdr := make([]byte, 20)
+		if _, err := io.ReadFull(c.conn, hdr); err != nil {
+			return nil, err
+		}
+		body := make([]byte, binary.BigEndian.Uint16(hdr[2:4]))
+		if _, err := io.ReadFull(c.conn, body); err != nil {
+			return nil, err
+		}
+		raw = append(hdr, body...)
+	} else {
+		buf := make([]byte, 2048)
+		n, err := c.conn.Read(buf)
+		if err != nil {
+			return nil, err
+		}
+		raw = buf[:n]
+	}
+	m := &stun.Message{Raw: raw}
+	return m, m.Decode()
+}
+
+// roundTrip sends a request and returns the response with its transaction
+// ID, skipping indications; over UDP it retransmits (bounded).
+func (c *client) roundTrip(req *stun.Message) *stun.Message {
+	c.t.Helper()
+	tries := 1
+	if !c.stream {
+		tries = 5
+	}
+	for i := 0; i < tries; i++ {
+		if _, err := c.conn.Write(req.Raw); err != nil {
+			c.t.Fatalf("write: %v", err)
+		}
+		deadline := time.Now().Add(time.Second)
+		for {
+			m, err := c.read(deadline)
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				break
+			}
+			if err != nil {
+				c.t.Fatalf("read response: %v", err)
+			}
+			if m.TransactionID == req.TransactionID {
+				return m
+			}
+		}
+	}
+	c.t.Fatalf("no response to %v", req.Type)
+	return nil
+}
+
+// request sends an authenticated request, doing the long-term credential
+// exchange (401 → realm and nonce → signed retry; 438 → new nonce).
+func (c *client) request(method stun.Method, attrs ...stun.Setter) *stun.Message {
+	c.t.Helper()
+	for i := 0; i < 3; i++ {
+		setters := []stun.Setter{stun.TransactionID, stun.NewType(method, stun.ClassRequest)}
+		setters = append(setters, attrs...)
+		if c.nonce != nil {
+			setters = append(setters, stun.NewUsername(c.user), stun.NewRealm(c.realm), stun.NewNonce(string(c.nonce)),
+				stun.MessageIntegrity(c.key))
+		}
+		setters = append(setters, stun.Fingerprint)
+		req, err := stun.Build(setters...)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		resp := c.roundTrip(req)
+		code := errorCode(resp)
+		if code == 401 || code == 438 {
+			var nonce stun.Nonce
+			var realm stun.Realm
+			if nonce.GetFrom(resp) != nil || realm.GetFrom(resp) != nil {
+				c.t.Fatalf("%d without nonce/realm", code)
+			}
+			if c.nonce != nil && code == 401 {
+				return resp // signed and still refused: bad credentials
+			}
+			c.nonce, c.realm = nonce, realm.String()
+			c.key = auth.LongTermKey(c.user, c.realm, c.pass)
+			continue
+		}
+		return resp
+	}
+	c.t.Fatal("authentication did not converge")
+	return nil
+}
+
+// errorCode returns a response's ERROR-CODE, or 0 for a success response.
+func errorCode(m *stun.Message) int {
+	var ec stun.ErrorCodeAttribute
+	if ec.GetFrom(m) != nil {
+		return 0
+	}
+	return int(ec.Code)
+}
+
+// signed reports whether a response carries a MESSAGE-INTEGRITY made with the client's key.
+func (c *client) signed(m *stun.Message) bool {
+	return c.key != nil && stun.MessageIntegrity(c.key).Check(m) == nil
+}
+
+func rawAttr(t stun.AttrType, v []byte) stun.Setter {
+	return stun.RawAttribute{Type: t, Length: uint16(len(v)), Value: v}
+}
+
+// udpTransport is REQUESTED-TRANSPORT UDP (17).
+var udpTransport = rawAttr(stun.AttrRequestedTransport, []byte{17, 0, 0, 0})
+
+func lifetime(d time.Duration) stun.Setter {
+	v := make([]byte, 4)
+	binary.BigEndian.PutUint32(v, uint32(d/time.Second))
+	return rawAttr(stun.AttrLifetime, v)
+}
+
+func peerAddr(a *net.UDPAddr) stun.Setter {
+	return setterFunc(func(m *stun.Message) error {
+		return (&stun.XORMappedAddress{IP: a.IP, Port: a.Port}).AddToAs(m, stun.AttrXORPeerAddress)
+	})
+}
+
+type setterFunc func(*stun.Message) error
+
+func (f setterFunc) AddTo(m *stun.Message) error { return f(m) }
+
+// allocate asks for a UDP relay and returns the response.
+func (c *client) allocate(extra ...stun.Setter) *stun.Message {
+	return c.request(stun.MethodAllocate, append([]stun.Setter{udpTransport}, extra...)...)
+}
+
+// relayed returns the XOR-RELAYED-ADDRESS of an Allocate success.
+func relayed(t *testing.T, m *stun.Message) *net.UDPAddr {
+	t.Helper()
+	var a stun.XORMappedAddress
+	if err := a.GetFromAs(m, stun.AttrXORRelayedAddress); err != nil {
+		t.Fatalf("no relayed address (code %d): %v", errorCode(m), err)
+	}
+	return &net.UDPAddr{IP: a.IP, Port: a.Port}
+}
+
+// mustAllocate allocates and fails the test on an error response.
+func (c *client) mustAllocate() *net.UDPAddr {
+	c.t.Helper()
+	resp := c.allocate()
+	if code := errorCode(resp); code != 0 {
+		c.t.Fatalf("allocate: error %d", code)
+	}
+	return relayed(c.t, resp)
+}
+
+// permit creates a permission for peer and returns the error code (0 = ok).
+func (c *client) permit(peer *net.UDPAddr) int {
+	return errorCode(c.request(stun.MethodCreatePermission, peerAddr(peer)))
+}
+
+// refresh refreshes the allocation and returns the error code.
+func (c *client) refresh(d time.Duration) int {
+	return errorCode(c.request(stun.MethodRefresh, lifetime(d)))
+}
+
+// send relays data to peer with a Send indication.
+func (c *client) send(peer *net.UDPAddr, data []byte) {
+	c.t.Helper()
+	m, err := stun.Build(stun.TransactionID, stun.NewType(stun.MethodSend, stun.ClassIndication),
+		peerAddr(peer), rawAttr(stun.AttrData, data), stun.Fingerprint)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := c.conn.Write(m.Raw); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// echo sends data to a UDP echo peer and waits for it to come back in a Data
+// indication (bounded: 10 sends, 300 ms each).
+func (c *client) echo(peer *net.UDPAddr, data string) bool {
+	c.t.Helper()
+	for i := 0; i < 10; i++ {
+		c.send(peer, []byte(data))
+		deadline := time.Now().Add(300 * time.Millisecond)
+		for {
+			m, err := c.read(deadline)
+			if err != nil {
+				break
+			}
+			if m.Type == stun.NewType(stun.MethodData, stun.ClassIndication) {
+				if v, err := m.Get(stun.AttrData); err == nil && string(v) == data {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// lifetimeOf returns the LIFETIME of a response.
+func lifetimeOf(t *testing.T, m *stun.Message) time.Duration {
+	t.Helper()
+	v, err := m.Get(stun.AttrLifetime)
+	if err != nil || len(v) != 4 {
+		t.Fatalf("no lifetime in response (code %d)", errorCode(m))
+	}
+	return time.Duration(binary.BigEndian.Uint32(v)) * time.Second
+}
+
+// bindingMapped sends a STUN Binding request and returns XOR-MAPPED-ADDRESS.
+func (c *client) bindingMapped() *net.UDPAddr {
+	c.t.Helper()
+	req, err := stun.Build(stun.TransactionID, stun.BindingRequest, stun.Fingerprint)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var a stun.XORMappedAddress
+	if a.GetFrom(c.roundTrip(req)) != nil {
+		return nil
+	}
+	return &net.UDPAddr{IP: a.IP, Port: a.Port}
+}
