@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runTurnd runs the binary to completion and returns its exit code and output.
+func runTurnd(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(turndBin, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), out.String()
+		}
+		return 0, out.String()
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("turnd %v did not exit:\n%s", args, out.String())
+		return 0, ""
+	}
+}
+
+func TestCheckConfigListsEveryProblem(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	bad := "realm: \"\"\nrelay: {min_port: 60000, max_port: 50000}\ndrain: {timeout: -1s}\nauth: {}\n"
+	if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out := runTurnd(t, "check-config", "--config", path)
+	if code == 0 {
+		t.Fatalf("check-config accepted a bad file:\n%s", out)
+	}
+	for _, want := range []string{"realm:", "relay.min_port", "drain.timeout", "auth"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check-config output lacks %q:\n%s", want, out)
+		}
+	}
+	good := writeConfig(t, testConfig())
+	if code, out := runTurnd(t, "check-config", "--config", good); code != 0 {
+		t.Fatalf("check-config refused a good file (%d):\n%s", code, out)
+	}
+	if code, _ := runTurnd(t, "check-config"); code == 0 {
+		t.Fatal("check-config without --config succeeded")
+	}
+}
+
+func TestUnknownKeyIsAnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "typo.yaml")
+	if err := os.WriteFile(path, []byte("realm: x\nlisten: {udpp: []}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out := runTurnd(t, "--config", path)
+	if code == 0 || !strings.Contains(out, "udpp") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}
+
+// TestStartupFailuresAreOneLine: an address in use and a missing certificate
+// each stop turnd with a non-zero exit and one error line.
+func TestStartupFailuresAreOneLine(t *testing.T) {
+	busy, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	inUse := testConfig()
+	inUse.Listen.UDP = []string{busy.LocalAddr().String()}
+	inUse.Listen.UDPSockets = 1
+
+	noCert := testConfig()
+	noCert.Listen.TLS = []string{"127.0.0.1:0"}
+	noCert.TLS.CertFile, noCert.TLS.KeyFile = "/nonexistent/tls.crt", "/nonexistent/tls.key"
+
+	for name, tc := range map[string]struct {
+		path string
+		want string
+	}{
+		"address in use":   {writeConfig(t, inUse), "address already in use"},
+		"missing tls cert": {writeConfig(t, noCert), "tls.crt"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out := runTurnd(t, "--config", tc.path)
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			if code == 0 || len(lines) != 1 || !strings.Contains(out, tc.want) {
+				t.Fatalf("exit %d, want non-zero and one line containing %q:\n%s", code, tc.want, out)
+			}
+		})
+	}
+}
+
+func TestVersionAndDefaultConfig(t *testing.T) {
+	if code, out := runTurnd(t, "version"); code != 0 || !strings.HasPrefix(out, "turnd ") {
+		t.Fatalf("version: %d %q", code, out)
+	}
+	code, out := runTurnd(t, "default-config")
+	if code != 0 || !strings.Contains(out, "demo: demo") {
+		t.Fatalf("default-config: %d\n%s", code, out)
+	}
+	path := filepath.Join(t.TempDir(), "default.yaml")
+	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runTurnd(t, "check-config", "--config", path); code != 0 {
+		t.Fatalf("the printed default config does not pass check-config:\n%s", out)
+	}
+}
+
+// TestIPv6 allocates over an IPv6 listener and relays to an IPv6 peer.
+func TestIPv6(t *testing.T) {
+	cfg := testConfig()
+	cfg.Listen.UDP = []string{"[::1]:0"}
+	cfg.Listen.TCP = []string{"[::1]:0"}
+	srv := start(t, cfg)
+
+	peerConn, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peerConn.Close()
+	go func() { // echo peer, ends when the socket closes
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := peerConn.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = peerConn.WriteTo(buf[:n], from)
+		}
+	}()
+	for _, network := range []string{"udp", "tcp"} {
+		addr := srv.UDP
+		if network == "tcp" {
+			addr = srv.TCP
+		}
+		c := dialClient(t, network, addr, "demo", "demo")
+		relay := c.mustAllocate()
+		if relay.IP.To4() != nil {
+			t.Fatalf("%s: relayed address %v is not IPv6", network, relay)
+		}
+		peer := peerConn.LocalAddr().(*net.UDPAddr)
+		if code := c.permit(peer); code != 0 {
+			t.Fatalf("%s: permission: %d", network, code)
+		}
+		if !c.echo(peer, "v6 "+network) {
+			t.Fatalf("%s: no echo over IPv6", network)
+		}
+	}
+}
