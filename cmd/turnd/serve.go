@@ -36,6 +36,7 @@ func serve(path string, _, stderr io.Writer) int {
 			return 1
 		}
 	}
+	osSignals := notifySignals()
 	log, level := newLogger(stderr, cfg.Log.Format, cfg.Log.Level)
 	started := time.Now()
 
@@ -89,7 +90,7 @@ func serve(path string, _, stderr io.Writer) int {
 	signals := make(chan drain.Signal, 4)
 	sigStop := make(chan struct{})
 	g.Add("signals", func() error {
-		watchSignals(signals, sigStop, func() { reload(path, srv, log, level) })
+		watchSignals(osSignals, signals, sigStop, func() { reload(path, srv, log, level) })
 		return nil
 	}, func(error) { close(sigStop) })
 

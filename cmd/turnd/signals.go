@@ -11,12 +11,19 @@ import (
 	"github.com/turnd/turnd/pkg/server"
 )
 
+// notifySignals starts catching the signals turnd handles. It is called
+// before turnd announces it is serving, so a signal sent right after that
+// line is a drain request, never the default action (death).
+func notifySignals() chan os.Signal {
+	ch := make(chan os.Signal, 8)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGQUIT, syscall.SIGHUP)
+	return ch
+}
+
 // watchSignals maps OS signals onto drain requests until stop is closed.
 // SIGUSR1 is what coturn users send to drain; the first SIGINT drains like
 // SIGTERM, so Ctrl-C twice stops at once.
-func watchSignals(out chan<- drain.Signal, stop <-chan struct{}, onHUP func()) {
-	ch := make(chan os.Signal, 8)
-	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGQUIT, syscall.SIGHUP)
+func watchSignals(ch chan os.Signal, out chan<- drain.Signal, stop <-chan struct{}, onHUP func()) {
 	defer signal.Stop(ch)
 	for {
 		select {

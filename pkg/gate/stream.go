@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 )
 
@@ -48,13 +49,24 @@ type streamConn struct {
 	rd      int    // buf[rd:vetted] has been through the gate, ready for pion
 	vetted  int    // buf[vetted:] is not yet a complete frame
 	readErr error  // the connection's error, returned once vetted bytes run out
-	// raw is set after a ConnectionBind request: RFC 6062 §4.4 turns the
-	// connection into a plain byte pipe to the peer, no longer framed.
+	// raw is set once pion has accepted a ConnectionBind: RFC 6062 §4.4
+	// turns the connection into a plain byte pipe to the peer, no longer framed.
 	raw bool
+	// bindPending is set when a ConnectionBind request went to pion: what
+	// follows it is peer data if pion accepts the bind, but STUN to inspect
+	// if pion refuses it (a bogus bind must not switch the gate off).
+	bindPending bool
+	// bound is set by Write when pion answers a ConnectionBind with success.
+	// pion writes that answer on its read goroutine before it starts copying
+	// the data connection, so the next Read sees it.
+	bound atomic.Bool
 }
 
-// typeConnectionBindRequest is RFC 6062's ConnectionBind request type.
-const typeConnectionBindRequest = 0x000B
+// RFC 6062's ConnectionBind request and success response types.
+const (
+	typeConnectionBindRequest = 0x000B
+	typeConnectionBindSuccess = 0x010B
+)
 
 // Read hands pion vetted bytes, framing and inspecting more as needed.
 func (c *streamConn) Read(p []byte) (int, error) {
@@ -64,6 +76,12 @@ func (c *streamConn) Read(p []byte) (int, error) {
 		}
 	}
 	for c.rd == c.vetted {
+		if c.bindPending {
+			// pion has handled the ConnectionBind it read last: its answer
+			// says whether the rest of the stream is data or STUN.
+			c.bindPending = false
+			c.raw = c.bound.Load()
+		}
 		if c.raw {
 			return c.readRaw(p)
 		}
@@ -125,9 +143,10 @@ func (c *streamConn) vet() error {
 		}
 		if binary.BigEndian.Uint16(rest) == typeConnectionBindRequest {
 			// Hand pion the bind request alone: pion's own framing would
-			// swallow peer data sent right behind it.
+			// swallow peer data sent right behind it. Read decides what
+			// the following bytes are once pion has answered.
 			c.vetted += size
-			c.raw = true
+			c.bindPending = true
 			return nil
 		}
 		// Reservation tokens need no help here: one listener has one
@@ -149,6 +168,8 @@ func (c *streamConn) readRaw(p []byte) (int, error) {
 	if c.rd < len(c.buf) {
 		n := copy(p, c.buf[c.rd:])
 		c.rd += n
+		// Raw bytes need no vetting; keep rd <= vetted for Read.
+		c.vetted = c.rd
 		return n, nil
 	}
 	if c.readErr != nil {
@@ -163,6 +184,16 @@ func (c *streamConn) splice(size int, repl []byte) {
 	tail := append([]byte(nil), c.buf[c.vetted+size:]...)
 	c.buf = append(append(c.buf[:c.vetted], repl...), tail...)
 	c.vetted += len(repl)
+}
+
+// Write sends pion's bytes to the client, noting a ConnectionBind success.
+//
+// Hot path for everything pion sends on a stream: a two-byte look.
+func (c *streamConn) Write(b []byte) (int, error) {
+	if len(b) >= 20 && binary.BigEndian.Uint16(b) == typeConnectionBindSuccess {
+		c.bound.Store(true)
+	}
+	return c.Conn.Write(b)
 }
 
 // WriteTo lets the gate answer on the connection (the address is implied).

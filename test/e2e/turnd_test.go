@@ -225,3 +225,41 @@ func (p *turnd) metric(sample string) float64 {
 	p.t.Fatalf("metric %s not found", sample)
 	return 0
 }
+
+// waitLogCount waits until n lines whose msg contains substr were logged.
+func (p *turnd) waitLogCount(substr string, n int, timeout time.Duration) {
+	p.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		p.mu.Lock()
+		count := 0
+		for _, l := range p.lines {
+			if msg, _ := l["msg"].(string); strings.Contains(msg, substr) {
+				count++
+			}
+		}
+		added := p.added
+		p.mu.Unlock()
+		if count >= n {
+			return
+		}
+		select {
+		case <-added:
+		case <-p.done:
+			p.t.Fatalf("turnd exited with %d/%d %q lines; log:\n%s", count, n, substr, p.logText())
+		case <-deadline:
+			p.t.Fatalf("%d/%d %q lines after %v; log:\n%s", count, n, substr, timeout, p.logText())
+		}
+	}
+}
+
+// logTime returns the time stamp of a log line.
+func logTime(t *testing.T, line map[string]any) time.Time {
+	t.Helper()
+	s, _ := line["time"].(string)
+	ts, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatalf("log line without time: %v", line)
+	}
+	return ts
+}

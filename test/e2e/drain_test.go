@@ -1,0 +1,302 @@
+package e2e
+
+import (
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/pkg/auth"
+)
+
+// drainSignalled sends SIGTERM and checks the first moments of the drain:
+// the log line within 100 ms, readiness failing, liveness still fine.
+func drainSignalled(t *testing.T, srv *turnd, sig syscall.Signal) {
+	t.Helper()
+	sent := time.Now()
+	srv.signal(sig)
+	line := srv.waitLog("drain started", 5*time.Second)
+	if d := logTime(t, line).Sub(sent); d > 100*time.Millisecond {
+		t.Errorf("drain started %v after the signal, want < 100ms", d)
+	}
+	if code, body := srv.get("/readyz"); code != 503 || !strings.Contains(body, "draining") {
+		t.Errorf("/readyz during drain: %d %q, want 503 draining", code, body)
+	}
+	if code, _ := srv.get("/healthz"); code != 200 {
+		t.Errorf("/healthz during drain: %d, want 200", code)
+	}
+}
+
+// TestDrainKeepsLiveRelaysAndExitsWhenTheyEnd is the product in one test:
+// uclient traffic over UDP and TCP keeps flowing through a SIGTERM with 0 %
+// loss, new allocations get 486, and once the TCP clients have released
+// (the UDP run leaves its never-released probe allocations behind, see
+// REFERENCE.md) a second SIGTERM stops turnd at once.
+func TestDrainKeepsLiveRelaysAndExitsWhenTheyEnd(t *testing.T) {
+	srv := start(t, testConfig())
+	peer := strconv.Itoa(startPeer(t))
+	if code, _ := srv.get("/readyz"); code != 200 {
+		t.Fatalf("/readyz before drain: %d", code)
+	}
+
+	const m, n = 4, 150 // 150 messages 20 ms apart: 3 s of traffic per client
+	args := []string{"-u", "demo", "-w", "demo", "-e", "127.0.0.1", "-r", peer, "-X", "-m", strconv.Itoa(m),
+		"-n", strconv.Itoa(n), "-z", "20", "-l", "100"}
+	var wg sync.WaitGroup
+	results := make([]uclientResult, 2)
+	for i, extra := range [][]string{nil, {"-t"}} {
+		server := srv.UDP
+		if extra != nil {
+			server = srv.TCP
+		}
+		wg.Add(1)
+		go func(i int, server string, a []string) {
+			defer wg.Done()
+			results[i] = uclient(t, uclientTimeout, server, a...)
+		}(i, server, append(append([]string{}, extra...), args...))
+	}
+	// Both runs have allocated (probe + clients each) and are sending.
+	srv.waitLogCount("allocation created", 2*m, 30*time.Second)
+	srv.waitLog("Relay socket", 30*time.Second) // pion's debug line for relayed peer data: traffic flows
+	drainSignalled(t, srv, syscall.SIGTERM)
+
+	fresh := dialClient(t, "udp", srv.UDP, "demo", "demo")
+	resp := fresh.allocate()
+	if code := errorCode(resp); code != 486 || !fresh.signed(resp) {
+		t.Fatalf("new Allocate while draining: %d (signed %v), want signed 486", code, fresh.signed(resp))
+	}
+	if got := srv.metric("turnd_draining"); got != 1 {
+		t.Errorf("turnd_draining = %v", got)
+	}
+	if got := srv.metric("turnd_drain_deadline_timestamp_seconds"); got < float64(time.Now().Unix()) {
+		t.Errorf("drain deadline %v is not in the future", got)
+	}
+	if got := srv.metric(`turnd_allocations_rejected_total{reason="draining"}`); got != 1 {
+		t.Errorf("draining rejections = %v, want 1", got)
+	}
+	if st := srv.status(); st["state"] != "draining" || st["drain"] == nil {
+		t.Errorf("/status during drain: %v", st)
+	}
+
+	wg.Wait()
+	requireZeroLoss(t, results[0], m*n)
+	requireZeroLoss(t, results[1], m*n)
+	if srv.exited() {
+		t.Fatal("turnd exited while UDP probe allocations were still live")
+	}
+	srv.signal(syscall.SIGTERM) // the second one: stop now
+	if code := srv.waitExit(5 * time.Second); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	line := srv.waitLog("drain complete", time.Second)
+	if line["reason"] != "immediate" {
+		t.Fatalf("drain complete: %v", line)
+	}
+}
+
+// TestDrainExitsWhenLastTCPClientReleases: uclient over TCP releases every
+// allocation when it ends, and turnd exits by itself right after.
+func TestDrainExitsWhenLastTCPClientReleases(t *testing.T) {
+	srv := start(t, testConfig())
+	peer := strconv.Itoa(startPeer(t))
+	const m, n = 2, 100
+	done := make(chan uclientResult, 1)
+	go func() {
+		done <- uclient(t, uclientTimeout, srv.TCP, "-t", "-u", "demo", "-w", "demo", "-e", "127.0.0.1", "-r", peer,
+			"-X", "-m", strconv.Itoa(m), "-n", strconv.Itoa(n), "-z", "20", "-l", "100")
+	}()
+	// The probe allocation comes and goes first; the clients' allocations
+	// are live once their data flows.
+	srv.waitLogCount("allocation created", m+1, 30*time.Second)
+	srv.waitLog("Relay socket", 30*time.Second)
+	drainSignalled(t, srv, syscall.SIGTERM)
+	r := <-done
+	finished := time.Now()
+	requireZeroLoss(t, r, m*n)
+	if code := srv.waitExit(5 * time.Second); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	line := srv.waitLog("drain complete", time.Second)
+	if line["reason"] != "drained" {
+		t.Fatalf("drain complete: %v", line)
+	}
+	if d := logTime(t, line).Sub(finished); d > time.Second {
+		t.Errorf("turnd exited %v after the last client ended", d)
+	}
+}
+
+// TestDrainDeadline: a client that keeps refreshing holds the drain until
+// drain.timeout, then turnd closes it and exits 0 — not before.
+func TestDrainDeadline(t *testing.T) {
+	cfg := testConfig()
+	cfg.Drain.Timeout = 2 * time.Second
+	srv := start(t, cfg)
+	c := dialClient(t, "tcp", srv.TCP, "demo", "demo")
+	c.mustAllocate()
+
+	sent := time.Now()
+	drainSignalled(t, srv, syscall.SIGTERM)
+	// Keep the allocation busy: refreshes must keep working during the drain.
+	for i := 0; i < 4; i++ {
+		if code := c.refresh(10 * time.Minute); code != 0 {
+			t.Fatalf("refresh during drain: error %d", code)
+		}
+		if srv.exited() {
+			t.Fatalf("turnd exited %v into a 2s drain", time.Since(sent))
+		}
+	}
+	srv.waitExit(10 * time.Second)
+	elapsed := time.Since(sent)
+	if elapsed < 2*time.Second || elapsed > 4*time.Second {
+		t.Errorf("exited %v after SIGTERM, want about 2s", elapsed)
+	}
+	line := srv.waitLog("drain deadline passed", time.Second)
+	if line["allocations"] != float64(1) {
+		t.Errorf("deadline line: %v", line)
+	}
+	if done := srv.waitLog("drain complete", time.Second); done["reason"] != "deadline" {
+		t.Errorf("drain complete: %v", done)
+	}
+}
+
+// TestIdleSignals: an idle server exits at once on SIGTERM, SIGUSR1 and the first SIGINT.
+func TestIdleSignals(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			srv := start(t, testConfig())
+			sent := time.Now()
+			srv.signal(sig)
+			if code := srv.waitExit(5 * time.Second); code != 0 {
+				t.Fatalf("exit code %d", code)
+			}
+			if d := time.Since(sent); d > time.Second {
+				t.Errorf("idle server took %v to exit", d)
+			}
+			if line := srv.waitLog("drain complete", time.Second); line["reason"] != "drained" {
+				t.Errorf("drain complete: %v", line)
+			}
+		})
+	}
+}
+
+// TestSecondSignalStopsAtOnce: SIGTERM twice, or SIGQUIT, with live allocations.
+func TestSecondSignalStopsAtOnce(t *testing.T) {
+	for name, sigs := range map[string][]syscall.Signal{
+		"sigterm twice": {syscall.SIGTERM, syscall.SIGTERM},
+		"sigint twice":  {syscall.SIGINT, syscall.SIGINT},
+		"sigquit":       {syscall.SIGQUIT},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := start(t, testConfig())
+			dialClient(t, "udp", srv.UDP, "demo", "demo").mustAllocate()
+			if len(sigs) == 2 {
+				drainSignalled(t, srv, sigs[0])
+			}
+			srv.signal(sigs[len(sigs)-1])
+			if code := srv.waitExit(5 * time.Second); code != 0 {
+				t.Fatalf("exit code %d", code)
+			}
+			if line := srv.waitLog("drain complete", time.Second); line["reason"] != "immediate" || line["force_closed"] != float64(1) {
+				t.Errorf("drain complete: %v", line)
+			}
+		})
+	}
+}
+
+// TestDrainRedirectsToAlternates: with alternate servers, new Allocates get
+// 300 Try Alternate with ALTERNATE-SERVER, in rotation, signed.
+func TestDrainRedirectsToAlternates(t *testing.T) {
+	cfg := testConfig()
+	cfg.Drain.AlternateServers = []string{"127.0.0.1:13478", "127.0.0.1:23478"}
+	srv := start(t, cfg)
+	holder := dialClient(t, "udp", srv.UDP, "demo", "demo")
+	holder.mustAllocate()
+	drainSignalled(t, srv, syscall.SIGTERM)
+	for _, want := range []int{13478, 23478, 13478} {
+		c := dialClient(t, "udp", srv.UDP, "demo", "demo")
+		resp := c.allocate()
+		var alt stun.AlternateServer
+		if code := errorCode(resp); code != 300 || alt.GetFrom(resp) != nil {
+			t.Fatalf("got %d, want 300 with ALTERNATE-SERVER", code)
+		}
+		if alt.Port != want || !alt.IP.Equal(net.IPv4(127, 0, 0, 1)) || !c.signed(resp) {
+			t.Fatalf("alternate %v:%d signed=%v, want 127.0.0.1:%d signed", alt.IP, alt.Port, c.signed(resp), want)
+		}
+	}
+	// The live allocation is untouched.
+	if code := holder.refresh(time.Minute); code != 0 {
+		t.Fatalf("refresh of the live allocation: %d", code)
+	}
+	if got := srv.metric(`turnd_allocations_rejected_total{reason="redirected"}`); got != 3 {
+		t.Errorf("redirected = %v, want 3", got)
+	}
+}
+
+// TestLameDuckDelay: during drain.delay readiness fails but allocations are
+// still accepted; after it they get 486.
+func TestLameDuckDelay(t *testing.T) {
+	cfg := testConfig()
+	cfg.Drain.Delay = 1500 * time.Millisecond
+	srv := start(t, cfg)
+	holder := dialClient(t, "udp", srv.UDP, "demo", "demo")
+	holder.mustAllocate()
+	drainSignalled(t, srv, syscall.SIGTERM)
+	dialClient(t, "udp", srv.UDP, "demo", "demo").mustAllocate()
+	srv.waitLog("drain: refusing new allocations", 5*time.Second)
+	if code := errorCode(dialClient(t, "udp", srv.UDP, "demo", "demo").allocate()); code != 486 {
+		t.Fatalf("after the delay: got %d, want 486", code)
+	}
+}
+
+// TestReload: SIGHUP swaps credentials for new clients while old allocations
+// keep relaying; a broken file changes nothing.
+func TestReload(t *testing.T) {
+	cfg := testConfig()
+	cfg.Auth.Secrets = []string{"first"}
+	path := writeConfig(t, cfg)
+	srv := startTurndFile(t, path)
+	peer := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: startPeer(t)}
+
+	old := restClient(t, srv, "first")
+	old.mustAllocate()
+	if code := old.permit(peer); code != 0 {
+		t.Fatalf("permission: %d", code)
+	}
+
+	cfg.Auth.Secrets = []string{"second"}
+	cfg.Listen.UDP = []string{"127.0.0.1:1"} // cannot change at runtime: logged, kept
+	rewriteConfig(t, path, cfg)
+	srv.signal(syscall.SIGHUP)
+	srv.waitLog("reloaded", 5*time.Second)
+	if !srv.hasLog("need a restart") {
+		t.Error("a changed listener was not reported as needing a restart")
+	}
+	restClient(t, srv, "second").mustAllocate()
+	if code := errorCode(restClient(t, srv, "first").allocate()); code != 401 {
+		t.Fatalf("removed secret: got %d, want 401", code)
+	}
+	if !old.echo(peer, "still relaying") {
+		t.Fatal("the old allocation stopped relaying after reload")
+	}
+
+	if err := os.WriteFile(path, []byte("realm: [broken\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv.signal(syscall.SIGHUP)
+	srv.waitLog("reload refused", 5*time.Second)
+	if got := srv.metric("turnd_config_last_reload_successful"); got != 0 {
+		t.Errorf("turnd_config_last_reload_successful = %v after a broken file", got)
+	}
+	restClient(t, srv, "second").mustAllocate()
+}
+
+func restClient(t *testing.T, srv *turnd, secret string) *client {
+	user := strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10) + ":bob"
+	return dialClient(t, "udp", srv.UDP, user, auth.RESTPassword(secret, user))
+}
