@@ -1,0 +1,36 @@
+# turnd — see README.md. `make test` is what CI runs (.ci/run).
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+BIN     := bin/turnd
+
+.PHONY: build run test test-go test-deploy tools lint bench clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/turnd
+
+# Runs turnd; with no ARGS, the embedded loopback demo config.
+run: build
+	./$(BIN) $(ARGS)
+
+# The whole suite: unit tests, end-to-end tests against coturn's tools, and
+# the deployment tests (Helm chart, systemd unit) in their own Go module.
+test: tools lint build test-go test-deploy
+
+test-go:
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+test-deploy:
+	cd deploy/test && TURND_BIN=$(abspath $(BIN)) PATH="$(abspath bin/tools):$$PATH" $(GO) test -count=1 -timeout 15m ./...
+
+# Installs coturn's test clients, iproute2, systemd-analyze and Helm when missing.
+tools:
+	./scripts/install-test-tools.sh
+
+lint:
+	@out="$$(gofmt -l cmd pkg test deploy/test)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	cd deploy/test && $(GO) vet ./...
+
+clean:
+	rm -rf bin
