@@ -48,7 +48,12 @@ func checkConfig(t *testing.T, bin, name string, content []byte, nodeIP string) 
 	env := []string{"TURND_NODE_IP=" + nodeIP, "TURND_NODE_NAME=node-a"}
 	stdout, stderr, err := run(env, bin, "check-config", "--config", path)
 	if err != nil {
-		t.Errorf("turnd check-config %s: %v\n%s%s\n--- config:\n%s", name, err, stdout, stderr, text)
+		hint := ""
+		if strings.Contains(stderr, `"${TURND_NODE_IP}`) {
+			hint = "\nturnd did not expand ${TURND_NODE_IP}: the chart needs turnd to expand ${NAME} from the " +
+				"environment in address fields (deploy/helm/turnd/README.md, \"Node addresses\")"
+		}
+		t.Errorf("turnd check-config %s: %v%s\n%s%s\n--- config:\n%s", name, err, hint, stdout, stderr, text)
 	}
 }
 

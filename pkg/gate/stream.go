@@ -89,7 +89,9 @@ func (c *streamConn) Read(p []byte) (int, error) {
 			n := copy(c.buf, c.buf[c.rd:])
 			c.buf, c.vetted, c.rd = c.buf[:n], c.vetted-c.rd, 0
 		}
-		if err := c.vet(); err != nil {
+		// Frames vetted before bad bytes go to pion first; the next Read
+		// meets the bad bytes again and returns the error.
+		if err := c.vet(); err != nil && c.rd == c.vetted {
 			return 0, err
 		}
 		if c.rd < c.vetted {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"github.com/turnd/turnd/internal/testturn"
 	"net"
 	"os"
 	"os/exec"
@@ -147,16 +148,16 @@ func TestIPv6(t *testing.T) {
 		if network == "tcp" {
 			addr = srv.TCP
 		}
-		c := dialClient(t, network, addr, "demo", "demo")
-		relay := c.mustAllocate()
+		c := testturn.Dial(t, network, addr, "demo", "demo")
+		relay := c.MustAllocate()
 		if relay.IP.To4() != nil {
 			t.Fatalf("%s: relayed address %v is not IPv6", network, relay)
 		}
 		peer := peerConn.LocalAddr().(*net.UDPAddr)
-		if code := c.permit(peer); code != 0 {
+		if code := c.Permit(peer); code != 0 {
 			t.Fatalf("%s: permission: %d", network, code)
 		}
-		if !c.echo(peer, "v6 "+network) {
+		if !c.Echo(peer, "v6 "+network) {
 			t.Fatalf("%s: no echo over IPv6", network)
 		}
 	}

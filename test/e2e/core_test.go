@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"github.com/turnd/turnd/internal/testturn"
 	"net"
 	"strconv"
 	"testing"
@@ -64,8 +65,8 @@ func TestWrongPasswordGets401(t *testing.T) {
 	if r.exit == 0 {
 		t.Fatalf("uclient with a wrong password succeeded:\n%s", tail(r.out))
 	}
-	c := dialClient(t, "udp", srv.UDP, "demo", "wrong")
-	if code := errorCode(c.allocate()); code != 401 {
+	c := testturn.Dial(t, "udp", srv.UDP, "demo", "wrong")
+	if code := testturn.ErrorCode(c.Allocate()); code != 401 {
 		t.Fatalf("wrong password: got %d, want 401", code)
 	}
 	if got := srv.metric(`turnd_allocations_rejected_total{reason="auth"}`); got < 1 {
@@ -80,18 +81,18 @@ func TestPeerFilter(t *testing.T) {
 	srv := start(t, cfg)
 	peer := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: startPeer(t)}
 
-	c := dialClient(t, "udp", srv.UDP, "demo", "demo")
-	c.mustAllocate()
+	c := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
+	c.MustAllocate()
 	for _, denied := range []string{"169.254.169.254", "127.0.0.2", "224.0.0.1", "0.0.0.0", "::ffff:169.254.169.254"} {
 		ip := net.ParseIP(denied)
-		if code := c.permit(&net.UDPAddr{IP: ip, Port: 9}); code != 403 {
+		if code := c.Permit(&net.UDPAddr{IP: ip, Port: 9}); code != 403 {
 			t.Errorf("CreatePermission to %s: got %d, want 403", denied, code)
 		}
 	}
-	if code := c.permit(peer); code != 0 {
+	if code := c.Permit(peer); code != 0 {
 		t.Fatalf("CreatePermission to allowed peer: error %d", code)
 	}
-	if !c.echo(peer, "through the relay") {
+	if !c.Echo(peer, "through the relay") {
 		t.Fatal("allowed peer did not echo through the relay")
 	}
 	if got := srv.metric(`turnd_permissions_rejected_total{reason="peer_denied"}`); got < 4 {
@@ -105,9 +106,9 @@ func TestLoopbackPeersDeniedByDefault(t *testing.T) {
 	cfg.Peers.AllowLoopback = false
 	cfg.Peers.Allowed = []string{"127.0.0.0/8"} // the allowed list does not open loopback
 	srv := start(t, cfg)
-	c := dialClient(t, "udp", srv.UDP, "demo", "demo")
-	c.mustAllocate()
-	if code := c.permit(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}); code != 403 {
+	c := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
+	c.MustAllocate()
+	if code := c.Permit(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}); code != 403 {
 		t.Fatalf("loopback peer: got %d, want 403", code)
 	}
 }
@@ -121,17 +122,17 @@ func TestQuotas(t *testing.T) {
 	cfg.Limits.TotalAllocations = 2
 	srv := start(t, cfg)
 
-	dialClient(t, "udp", srv.UDP, "demo", "demo").mustAllocate()
-	if code := errorCode(dialClient(t, "udp", srv.UDP, "demo", "demo").allocate()); code != 486 {
+	testturn.Dial(t, "udp", srv.UDP, "demo", "demo").MustAllocate()
+	if code := testturn.ErrorCode(testturn.Dial(t, "udp", srv.UDP, "demo", "demo").Allocate()); code != 486 {
 		t.Fatalf("second allocation of one user: got %d, want 486", code)
 	}
-	dialClient(t, "udp", srv.UDP, "other", "other").mustAllocate()
-	c := dialClient(t, "udp", srv.UDP, "third", "third")
-	resp := c.allocate()
-	if code := errorCode(resp); code != 486 {
+	testturn.Dial(t, "udp", srv.UDP, "other", "other").MustAllocate()
+	c := testturn.Dial(t, "udp", srv.UDP, "third", "third")
+	resp := c.Allocate()
+	if code := testturn.ErrorCode(resp); code != 486 {
 		t.Fatalf("allocation past the total quota: got %d, want 486", code)
 	}
-	if !c.signed(resp) {
+	if !c.Signed(resp) {
 		t.Fatal("486 is not signed with the client's key")
 	}
 	if got := srv.metric(`turnd_allocations_rejected_total{reason="quota"}`); got != 2 {
@@ -144,25 +145,25 @@ func TestRESTCredentials(t *testing.T) {
 	cfg := testConfig()
 	cfg.Auth.Secrets = []string{"current", "previous"}
 	srv := start(t, cfg)
-	rest := func(expiry time.Time, secret string) *client {
+	rest := func(expiry time.Time, secret string) *testturn.Client {
 		user := fmt.Sprintf("%d:alice", expiry.Unix())
-		return dialClient(t, "udp", srv.UDP, user, auth.RESTPassword(secret, user))
+		return testturn.Dial(t, "udp", srv.UDP, user, auth.RESTPassword(secret, user))
 	}
 	future := time.Now().Add(time.Hour)
 	for _, secret := range []string{"current", "previous"} {
 		c := rest(future, secret)
-		resp := c.allocate()
-		if code := errorCode(resp); code != 0 {
+		resp := c.Allocate()
+		if code := testturn.ErrorCode(resp); code != 0 {
 			t.Fatalf("secret %q: error %d", secret, code)
 		}
-		if !c.signed(resp) {
+		if !c.Signed(resp) {
 			t.Fatalf("secret %q: response not signed with the client's key", secret)
 		}
 	}
-	if code := errorCode(rest(time.Now().Add(-time.Minute), "current").allocate()); code != 401 {
+	if code := testturn.ErrorCode(rest(time.Now().Add(-time.Minute), "current").Allocate()); code != 401 {
 		t.Fatalf("expired REST username: got %d, want 401", code)
 	}
-	if code := errorCode(rest(future, "unknown-secret").allocate()); code != 401 {
+	if code := testturn.ErrorCode(rest(future, "unknown-secret").Allocate()); code != 401 {
 		t.Fatalf("unknown secret: got %d, want 401", code)
 	}
 }
@@ -172,12 +173,12 @@ func TestTCPAllocationsCanBeSwitchedOff(t *testing.T) {
 	cfg := testConfig()
 	cfg.Relay.TCPAllocations = false
 	srv := start(t, cfg)
-	c := dialClient(t, "tcp", srv.TCP, "demo", "demo")
-	resp := c.request(stun.MethodAllocate, rawAttr(stun.AttrRequestedTransport, []byte{6, 0, 0, 0}))
-	if code := errorCode(resp); code != 442 {
+	c := testturn.Dial(t, "tcp", srv.TCP, "demo", "demo")
+	resp := c.Request(stun.MethodAllocate, testturn.RawAttr(stun.AttrRequestedTransport, []byte{6, 0, 0, 0}))
+	if code := testturn.ErrorCode(resp); code != 442 {
 		t.Fatalf("TCP allocation: got %d, want 442", code)
 	}
-	if !c.signed(resp) {
+	if !c.Signed(resp) {
 		t.Fatal("442 is not signed")
 	}
 }
@@ -187,12 +188,12 @@ func TestLifetimeCappedAndBindingAnswered(t *testing.T) {
 	cfg := testConfig()
 	cfg.Limits.MaxLifetime = 5 * time.Minute
 	srv := start(t, cfg)
-	c := dialClient(t, "udp", srv.UDP, "demo", "demo")
-	resp := c.allocate(lifetime(50 * time.Minute))
-	if got := lifetimeOf(t, resp); got != 5*time.Minute {
+	c := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
+	resp := c.Allocate(testturn.Lifetime(50 * time.Minute))
+	if got := testturn.LifetimeOf(t, resp); got != 5*time.Minute {
 		t.Fatalf("granted lifetime %v, want 5m", got)
 	}
-	if got := c.bindingMapped(); got == nil || !got.IP.Equal(net.IPv4(127, 0, 0, 1)) {
+	if got := c.BindingMapped(); got == nil || !got.IP.Equal(net.IPv4(127, 0, 0, 1)) {
 		t.Fatalf("binding: mapped address %v", got)
 	}
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/turnd/turnd/internal/testturn"
 	"net"
 	"os"
 	"strconv"
@@ -66,10 +67,10 @@ func TestDrainKeepsLiveRelaysAndExitsWhenTheyEnd(t *testing.T) {
 	srv.waitLog("Relay socket", 30*time.Second) // pion's debug line for relayed peer data: traffic flows
 	drainSignalled(t, srv, syscall.SIGTERM)
 
-	fresh := dialClient(t, "udp", srv.UDP, "demo", "demo")
-	resp := fresh.allocate()
-	if code := errorCode(resp); code != 486 || !fresh.signed(resp) {
-		t.Fatalf("new Allocate while draining: %d (signed %v), want signed 486", code, fresh.signed(resp))
+	fresh := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
+	resp := fresh.Allocate()
+	if code := testturn.ErrorCode(resp); code != 486 || !fresh.Signed(resp) {
+		t.Fatalf("new Allocate while draining: %d (signed %v), want signed 486", code, fresh.Signed(resp))
 	}
 	if got := srv.metric("turnd_draining"); got != 1 {
 		t.Errorf("turnd_draining = %v", got)
@@ -137,14 +138,14 @@ func TestDrainDeadline(t *testing.T) {
 	cfg := testConfig()
 	cfg.Drain.Timeout = 2 * time.Second
 	srv := start(t, cfg)
-	c := dialClient(t, "tcp", srv.TCP, "demo", "demo")
-	c.mustAllocate()
+	c := testturn.Dial(t, "tcp", srv.TCP, "demo", "demo")
+	c.MustAllocate()
 
 	sent := time.Now()
 	drainSignalled(t, srv, syscall.SIGTERM)
 	// Keep the allocation busy: refreshes must keep working during the drain.
 	for i := 0; i < 4; i++ {
-		if code := c.refresh(10 * time.Minute); code != 0 {
+		if code := c.Refresh(10 * time.Minute); code != 0 {
 			t.Fatalf("refresh during drain: error %d", code)
 		}
 		if srv.exited() {
@@ -194,7 +195,7 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv := start(t, testConfig())
-			dialClient(t, "udp", srv.UDP, "demo", "demo").mustAllocate()
+			testturn.Dial(t, "udp", srv.UDP, "demo", "demo").MustAllocate()
 			if len(sigs) == 2 {
 				drainSignalled(t, srv, sigs[0])
 			}
@@ -215,22 +216,22 @@ func TestDrainRedirectsToAlternates(t *testing.T) {
 	cfg := testConfig()
 	cfg.Drain.AlternateServers = []string{"127.0.0.1:13478", "127.0.0.1:23478"}
 	srv := start(t, cfg)
-	holder := dialClient(t, "udp", srv.UDP, "demo", "demo")
-	holder.mustAllocate()
+	holder := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
+	holder.MustAllocate()
 	drainSignalled(t, srv, syscall.SIGTERM)
 	for _, want := range []int{13478, 23478, 13478} {
-		c := dialClient(t, "udp", srv.UDP, "demo", "demo")
-		resp := c.allocate()
+		c := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
+		resp := c.Allocate()
 		var alt stun.AlternateServer
-		if code := errorCode(resp); code != 300 || alt.GetFrom(resp) != nil {
+		if code := testturn.ErrorCode(resp); code != 300 || alt.GetFrom(resp) != nil {
 			t.Fatalf("got %d, want 300 with ALTERNATE-SERVER", code)
 		}
-		if alt.Port != want || !alt.IP.Equal(net.IPv4(127, 0, 0, 1)) || !c.signed(resp) {
-			t.Fatalf("alternate %v:%d signed=%v, want 127.0.0.1:%d signed", alt.IP, alt.Port, c.signed(resp), want)
+		if alt.Port != want || !alt.IP.Equal(net.IPv4(127, 0, 0, 1)) || !c.Signed(resp) {
+			t.Fatalf("alternate %v:%d signed=%v, want 127.0.0.1:%d signed", alt.IP, alt.Port, c.Signed(resp), want)
 		}
 	}
 	// The live allocation is untouched.
-	if code := holder.refresh(time.Minute); code != 0 {
+	if code := holder.Refresh(time.Minute); code != 0 {
 		t.Fatalf("refresh of the live allocation: %d", code)
 	}
 	if got := srv.metric(`turnd_allocations_rejected_total{reason="redirected"}`); got != 3 {
@@ -244,12 +245,12 @@ func TestLameDuckDelay(t *testing.T) {
 	cfg := testConfig()
 	cfg.Drain.Delay = 1500 * time.Millisecond
 	srv := start(t, cfg)
-	holder := dialClient(t, "udp", srv.UDP, "demo", "demo")
-	holder.mustAllocate()
+	holder := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
+	holder.MustAllocate()
 	drainSignalled(t, srv, syscall.SIGTERM)
-	dialClient(t, "udp", srv.UDP, "demo", "demo").mustAllocate()
+	testturn.Dial(t, "udp", srv.UDP, "demo", "demo").MustAllocate()
 	srv.waitLog("drain: refusing new allocations", 5*time.Second)
-	if code := errorCode(dialClient(t, "udp", srv.UDP, "demo", "demo").allocate()); code != 486 {
+	if code := testturn.ErrorCode(testturn.Dial(t, "udp", srv.UDP, "demo", "demo").Allocate()); code != 486 {
 		t.Fatalf("after the delay: got %d, want 486", code)
 	}
 }
@@ -264,8 +265,8 @@ func TestReload(t *testing.T) {
 	peer := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: startPeer(t)}
 
 	old := restClient(t, srv, "first")
-	old.mustAllocate()
-	if code := old.permit(peer); code != 0 {
+	old.MustAllocate()
+	if code := old.Permit(peer); code != 0 {
 		t.Fatalf("permission: %d", code)
 	}
 
@@ -277,11 +278,11 @@ func TestReload(t *testing.T) {
 	if !srv.hasLog("need a restart") {
 		t.Error("a changed listener was not reported as needing a restart")
 	}
-	restClient(t, srv, "second").mustAllocate()
-	if code := errorCode(restClient(t, srv, "first").allocate()); code != 401 {
+	restClient(t, srv, "second").MustAllocate()
+	if code := testturn.ErrorCode(restClient(t, srv, "first").Allocate()); code != 401 {
 		t.Fatalf("removed secret: got %d, want 401", code)
 	}
-	if !old.echo(peer, "still relaying") {
+	if !old.Echo(peer, "still relaying") {
 		t.Fatal("the old allocation stopped relaying after reload")
 	}
 
@@ -293,10 +294,10 @@ func TestReload(t *testing.T) {
 	if got := srv.metric("turnd_config_last_reload_successful"); got != 0 {
 		t.Errorf("turnd_config_last_reload_successful = %v after a broken file", got)
 	}
-	restClient(t, srv, "second").mustAllocate()
+	restClient(t, srv, "second").MustAllocate()
 }
 
-func restClient(t *testing.T, srv *turnd, secret string) *client {
+func restClient(t *testing.T, srv *turnd, secret string) *testturn.Client {
 	user := strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10) + ":bob"
-	return dialClient(t, "udp", srv.UDP, user, auth.RESTPassword(secret, user))
+	return testturn.Dial(t, "udp", srv.UDP, user, auth.RESTPassword(secret, user))
 }

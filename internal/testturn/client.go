@@ -1,4 +1,7 @@
-package e2e
+// Package testturn is a minimal TURN client for tests: it shows exact
+// responses (error codes, signatures, attributes), which a full client hides.
+// Tests of the server and end-to-end tests share it.
+package testturn
 
 import (
 	"encoding/binary"
@@ -13,9 +16,9 @@ import (
 	"github.com/turnd/turnd/pkg/auth"
 )
 
-// client is a minimal TURN client that shows exact responses: enough for the
+// Client is a minimal TURN client that shows exact responses: enough for the
 // cases coturn's uclient cannot assert (486, 300, 403, 401, lifetimes).
-type client struct {
+type Client struct {
 	t      *testing.T
 	conn   net.Conn
 	stream bool
@@ -26,22 +29,22 @@ type client struct {
 	key    []byte
 }
 
-// dialClient connects to a turnd listener over "udp" or "tcp".
-func dialClient(t *testing.T, network, addr, user, pass string) *client {
+// Dial connects to a turnd listener over "udp" or "tcp".
+func Dial(t *testing.T, network, addr, user, pass string) *Client {
 	t.Helper()
 	conn, err := net.Dial(network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &client{t: t, conn: conn, stream: network == "tcp", user: user, pass: pass}
+	return &Client{t: t, conn: conn, stream: network == "tcp", user: user, pass: pass}
 }
 
 // Close closes the connection (over TCP this ends its allocation).
-func (c *client) Close() { c.conn.Close() }
+func (c *Client) Close() { c.conn.Close() }
 
 // read returns the next STUN message from the server.
-func (c *client) read(deadline time.Time) (*stun.Message, error) {
+func (c *Client) read(deadline time.Time) (*stun.Message, error) {
 	_ = c.conn.SetReadDeadline(deadline)
 	var raw []byte
 	if c.stream {
@@ -66,9 +69,9 @@ func (c *client) read(deadline time.Time) (*stun.Message, error) {
 	return m, m.Decode()
 }
 
-// roundTrip sends a request and returns the response with its transaction
+// RoundTrip sends a request and returns the response with its transaction
 // ID, skipping indications; over UDP it retransmits (bounded).
-func (c *client) roundTrip(req *stun.Message) *stun.Message {
+func (c *Client) RoundTrip(req *stun.Message) *stun.Message {
 	c.t.Helper()
 	tries := 1
 	if !c.stream {
@@ -97,9 +100,9 @@ func (c *client) roundTrip(req *stun.Message) *stun.Message {
 	return nil
 }
 
-// request sends an authenticated request, doing the long-term credential
+// Request sends an authenticated request, doing the long-term credential
 // exchange (401 → realm and nonce → signed retry; 438 → new nonce).
-func (c *client) request(method stun.Method, attrs ...stun.Setter) *stun.Message {
+func (c *Client) Request(method stun.Method, attrs ...stun.Setter) *stun.Message {
 	c.t.Helper()
 	for i := 0; i < 3; i++ {
 		setters := []stun.Setter{stun.TransactionID, stun.NewType(method, stun.ClassRequest)}
@@ -113,8 +116,8 @@ func (c *client) request(method stun.Method, attrs ...stun.Setter) *stun.Message
 		if err != nil {
 			c.t.Fatal(err)
 		}
-		resp := c.roundTrip(req)
-		code := errorCode(resp)
+		resp := c.RoundTrip(req)
+		code := ErrorCode(resp)
 		if code == 401 || code == 438 {
 			var nonce stun.Nonce
 			var realm stun.Realm
@@ -134,8 +137,8 @@ func (c *client) request(method stun.Method, attrs ...stun.Setter) *stun.Message
 	return nil
 }
 
-// errorCode returns a response's ERROR-CODE, or 0 for a success response.
-func errorCode(m *stun.Message) int {
+// ErrorCode returns a response's ERROR-CODE, or 0 for a success response.
+func ErrorCode(m *stun.Message) int {
 	var ec stun.ErrorCodeAttribute
 	if ec.GetFrom(m) != nil {
 		return 0
@@ -143,25 +146,28 @@ func errorCode(m *stun.Message) int {
 	return int(ec.Code)
 }
 
-// signed reports whether a response carries a MESSAGE-INTEGRITY made with the client's key.
-func (c *client) signed(m *stun.Message) bool {
+// Signed reports whether a response carries a MESSAGE-INTEGRITY made with the client's key.
+func (c *Client) Signed(m *stun.Message) bool {
 	return c.key != nil && stun.MessageIntegrity(c.key).Check(m) == nil
 }
 
-func rawAttr(t stun.AttrType, v []byte) stun.Setter {
+// RawAttr builds an attribute from its type and value.
+func RawAttr(t stun.AttrType, v []byte) stun.Setter {
 	return stun.RawAttribute{Type: t, Length: uint16(len(v)), Value: v}
 }
 
-// udpTransport is REQUESTED-TRANSPORT UDP (17).
-var udpTransport = rawAttr(stun.AttrRequestedTransport, []byte{17, 0, 0, 0})
+// UDPTransport is REQUESTED-TRANSPORT UDP (17).
+var UDPTransport = RawAttr(stun.AttrRequestedTransport, []byte{17, 0, 0, 0})
 
-func lifetime(d time.Duration) stun.Setter {
+// Lifetime is a LIFETIME attribute.
+func Lifetime(d time.Duration) stun.Setter {
 	v := make([]byte, 4)
 	binary.BigEndian.PutUint32(v, uint32(d/time.Second))
-	return rawAttr(stun.AttrLifetime, v)
+	return RawAttr(stun.AttrLifetime, v)
 }
 
-func peerAddr(a *net.UDPAddr) stun.Setter {
+// PeerAddr is an XOR-PEER-ADDRESS attribute.
+func PeerAddr(a *net.UDPAddr) stun.Setter {
 	return setterFunc(func(m *stun.Message) error {
 		return (&stun.XORMappedAddress{IP: a.IP, Port: a.Port}).AddToAs(m, stun.AttrXORPeerAddress)
 	})
@@ -171,46 +177,46 @@ type setterFunc func(*stun.Message) error
 
 func (f setterFunc) AddTo(m *stun.Message) error { return f(m) }
 
-// allocate asks for a UDP relay and returns the response.
-func (c *client) allocate(extra ...stun.Setter) *stun.Message {
-	return c.request(stun.MethodAllocate, append([]stun.Setter{udpTransport}, extra...)...)
+// Allocate asks for a UDP relay and returns the response.
+func (c *Client) Allocate(extra ...stun.Setter) *stun.Message {
+	return c.Request(stun.MethodAllocate, append([]stun.Setter{UDPTransport}, extra...)...)
 }
 
-// relayed returns the XOR-RELAYED-ADDRESS of an Allocate success.
-func relayed(t *testing.T, m *stun.Message) *net.UDPAddr {
+// Relayed returns the XOR-RELAYED-ADDRESS of an Allocate success.
+func Relayed(t *testing.T, m *stun.Message) *net.UDPAddr {
 	t.Helper()
 	var a stun.XORMappedAddress
 	if err := a.GetFromAs(m, stun.AttrXORRelayedAddress); err != nil {
-		t.Fatalf("no relayed address (code %d): %v", errorCode(m), err)
+		t.Fatalf("no relayed address (code %d): %v", ErrorCode(m), err)
 	}
 	return &net.UDPAddr{IP: a.IP, Port: a.Port}
 }
 
-// mustAllocate allocates and fails the test on an error response.
-func (c *client) mustAllocate() *net.UDPAddr {
+// MustAllocate allocates and fails the test on an error response.
+func (c *Client) MustAllocate() *net.UDPAddr {
 	c.t.Helper()
-	resp := c.allocate()
-	if code := errorCode(resp); code != 0 {
+	resp := c.Allocate()
+	if code := ErrorCode(resp); code != 0 {
 		c.t.Fatalf("allocate: error %d", code)
 	}
-	return relayed(c.t, resp)
+	return Relayed(c.t, resp)
 }
 
-// permit creates a permission for peer and returns the error code (0 = ok).
-func (c *client) permit(peer *net.UDPAddr) int {
-	return errorCode(c.request(stun.MethodCreatePermission, peerAddr(peer)))
+// Permit creates a permission for peer and returns the error code (0 = ok).
+func (c *Client) Permit(peer *net.UDPAddr) int {
+	return ErrorCode(c.Request(stun.MethodCreatePermission, PeerAddr(peer)))
 }
 
-// refresh refreshes the allocation and returns the error code.
-func (c *client) refresh(d time.Duration) int {
-	return errorCode(c.request(stun.MethodRefresh, lifetime(d)))
+// Refresh refreshes the allocation and returns the error code.
+func (c *Client) Refresh(d time.Duration) int {
+	return ErrorCode(c.Request(stun.MethodRefresh, Lifetime(d)))
 }
 
-// send relays data to peer with a Send indication.
-func (c *client) send(peer *net.UDPAddr, data []byte) {
+// Send relays data to peer with a Send indication.
+func (c *Client) Send(peer *net.UDPAddr, data []byte) {
 	c.t.Helper()
 	m, err := stun.Build(stun.TransactionID, stun.NewType(stun.MethodSend, stun.ClassIndication),
-		peerAddr(peer), rawAttr(stun.AttrData, data), stun.Fingerprint)
+		PeerAddr(peer), RawAttr(stun.AttrData, data), stun.Fingerprint)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -219,12 +225,12 @@ func (c *client) send(peer *net.UDPAddr, data []byte) {
 	}
 }
 
-// echo sends data to a UDP echo peer and waits for it to come back in a Data
+// Echo sends data to a UDP echo peer and waits for it to come back in a Data
 // indication (bounded: 10 sends, 300 ms each).
-func (c *client) echo(peer *net.UDPAddr, data string) bool {
+func (c *Client) Echo(peer *net.UDPAddr, data string) bool {
 	c.t.Helper()
 	for i := 0; i < 10; i++ {
-		c.send(peer, []byte(data))
+		c.Send(peer, []byte(data))
 		deadline := time.Now().Add(300 * time.Millisecond)
 		for {
 			m, err := c.read(deadline)
@@ -241,25 +247,25 @@ func (c *client) echo(peer *net.UDPAddr, data string) bool {
 	return false
 }
 
-// lifetimeOf returns the LIFETIME of a response.
-func lifetimeOf(t *testing.T, m *stun.Message) time.Duration {
+// LifetimeOf returns the LIFETIME of a response.
+func LifetimeOf(t *testing.T, m *stun.Message) time.Duration {
 	t.Helper()
 	v, err := m.Get(stun.AttrLifetime)
 	if err != nil || len(v) != 4 {
-		t.Fatalf("no lifetime in response (code %d)", errorCode(m))
+		t.Fatalf("no lifetime in response (code %d)", ErrorCode(m))
 	}
 	return time.Duration(binary.BigEndian.Uint32(v)) * time.Second
 }
 
-// bindingMapped sends a STUN Binding request and returns XOR-MAPPED-ADDRESS.
-func (c *client) bindingMapped() *net.UDPAddr {
+// BindingMapped sends a STUN Binding request and returns XOR-MAPPED-ADDRESS.
+func (c *Client) BindingMapped() *net.UDPAddr {
 	c.t.Helper()
 	req, err := stun.Build(stun.TransactionID, stun.BindingRequest, stun.Fingerprint)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	var a stun.XORMappedAddress
-	if a.GetFrom(c.roundTrip(req)) != nil {
+	if a.GetFrom(c.RoundTrip(req)) != nil {
 		return nil
 	}
 	return &net.UDPAddr{IP: a.IP, Port: a.Port}
