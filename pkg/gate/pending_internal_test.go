@@ -1,0 +1,71 @@
+package gate
+
+import (
+	"net"
+	"testing"
+
+	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/pkg/auth"
+)
+
+// TestPendingBounded: entries pion never takes (refused requests) must not
+// grow a hand-over table past maxPending.
+func TestPendingBounded(t *testing.T) {
+	tests := []struct {
+		name string
+		puts int
+		keys int // distinct keys cycled through
+	}{
+		{"exactly full", maxPending, maxPending},
+		{"one over", maxPending + 1, maxPending + 1},
+		{"three times over", 3*maxPending + 7, 3*maxPending + 7},
+		{"same key again and again", 3 * maxPending, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var p pending[int, int]
+			for i := range tc.puts {
+				p.put(i%tc.keys, i)
+				if n := p.size(); n > maxPending {
+					t.Fatalf("after %d puts the table holds %d entries, bound is %d", i+1, n, maxPending)
+				}
+			}
+			// The newest entry always survives a reset.
+			last := tc.puts - 1
+			if v, ok := p.take(last % tc.keys); !ok || v != last {
+				t.Errorf("take(newest) = (%d, %v), want (%d, true)", v, ok, last)
+			}
+			if _, ok := p.take(last % tc.keys); ok {
+				t.Error("an entry was taken twice")
+			}
+		})
+	}
+}
+
+// TestGateTablesBounded drives the bound through Inspect: DONT-FRAGMENT
+// Allocates from more client ports than maxPending, none taken by pion.
+func TestGateTablesBounded(t *testing.T) {
+	const realm, user, pass = "turnd.test", "alice", "pw"
+	key := auth.LongTermKey(user, realm, pass)
+	g := New(&Policy{Keys: func(string, string) (string, [][]byte, error) { return user, [][]byte{key, key}, nil }, MultiKey: true}, Hooks{})
+	m, err := stun.Build(stun.TransactionID, stun.NewType(stun.MethodAllocate, stun.ClassRequest),
+		stun.NewUsername(user), stun.NewRealm(realm), stun.NewNonce("n"),
+		stun.RawAttribute{Type: stun.AttrDontFragment}, stun.MessageIntegrity(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478}
+	for port := 1; port <= maxPending+100; port++ {
+		src := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}
+		if _, v := g.Inspect(m.Raw, src, local, nil); v != Rewrite {
+			t.Fatalf("verdict %v, want Rewrite", v)
+		}
+	}
+	if n := g.dontFragment.size(); n > maxPending || n == 0 {
+		t.Errorf("DONT-FRAGMENT table holds %d entries, want 1..%d", n, maxPending)
+	}
+	if n := g.chosenKey.size(); n > maxPending || n == 0 {
+		t.Errorf("key table holds %d entries, want 1..%d", n, maxPending)
+	}
+}

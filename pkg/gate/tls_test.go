@@ -1,0 +1,130 @@
+package gate_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"math/big"
+	"net"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/pkg/gate"
+)
+
+// selfSigned returns a server certificate for 127.0.0.1 and a client
+// configuration that trusts it.
+func selfSigned(t *testing.T) (server, client *tls.Config) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "turnd.test"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12},
+		&tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+}
+
+// tlsPair accepts one TLS connection through gate.Listener; the client side
+// is a raw TCP connection when raw, else a TLS client that handshakes on
+// its first write.
+func tlsPair(t *testing.T, g *gate.Gate, timeout time.Duration, raw bool) (server, client net.Conn) {
+	t.Helper()
+	serverCfg, clientCfg := selfSigned(t)
+	inner, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen tcp: %v", err)
+	}
+	ln := gate.Listener(tls.NewListener(inner, serverCfg), g, timeout)
+	return acceptPair(t, ln, func() (net.Conn, error) {
+		c, err := net.Dial("tcp4", inner.Addr().String())
+		if err != nil || raw {
+			return c, err
+		}
+		return tls.Client(c, clientCfg), nil
+	})
+}
+
+// TestTLSHandshakeTimeout: a client that connects and never completes the
+// handshake is cut after the handshake timeout, not held forever.
+func TestTLSHandshakeTimeout(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	tests := []struct {
+		name  string
+		sends []byte
+	}{
+		{"silent client", nil},
+		{"half a ClientHello", []byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01}},
+		{"STUN instead of TLS", channelData([]byte("x"), true)[:2]},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			server, client := tlsPair(t, gate.New(strictPolicy(), gate.Hooks{}), timeout, true)
+			if _, err := client.Write(tc.sends); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			n, err := server.Read(make([]byte, 1600))
+			took := time.Since(start)
+			if err == nil || n != 0 {
+				t.Fatalf("Read = (%d, %v), want an error", n, err)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Read error %v, want the handshake deadline", err)
+			}
+			if took > timeout+2*time.Second {
+				t.Errorf("cut after %v, want about %v", took, timeout)
+			}
+			// The client sees its connection closed.
+			if _, err := client.Read(make([]byte, 16)); err == nil {
+				t.Error("client connection still open")
+			}
+		})
+	}
+}
+
+// TestTLSStream checks that over TLS the gate frames and answers as over TCP.
+func TestTLSStream(t *testing.T) {
+	server, client := tlsPair(t, gate.New(strictPolicy(), gate.Hooks{Accepting: func() bool { return false }}), time.Second, false)
+	cd := channelData([]byte("over tls"), true)
+	binding := request(t, stun.MethodBinding, testUser, nil, true)
+	writeChunks(t, client, slices.Concat(cd, aliceAllocate(t), binding, cd), 5)
+
+	want := slices.Concat(cd, binding, cd)
+	if out := readN(t, server, len(want), 1600); !bytes.Equal(out, want) {
+		t.Errorf("pion read %x, want %x", out, want)
+	}
+	hdr := readN(t, client, 20, 20)
+	reply := decode(t, append(hdr, readN(t, client, int(hdr[2])<<8|int(hdr[3]), 1600)...))
+	checkSigned(t, reply, aliceKey())
+	if code := errorCode(t, reply); code != stun.CodeTryAlternate {
+		t.Errorf("client got %d, want 300", code)
+	}
+}
