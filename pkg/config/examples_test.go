@@ -59,7 +59,7 @@ func loadExample(t *testing.T, path string) int {
 	}
 	docs := manifests(data)
 	if len(docs) == 0 {
-		if _, err := Parse(data); err != nil {
+		if _, err := parse(data, podEnv); err != nil {
 			t.Errorf("shipped example does not load: %v", err)
 		}
 		return 1
@@ -74,7 +74,7 @@ func loadExample(t *testing.T, path string) int {
 				continue
 			}
 			n++
-			if _, err := Parse([]byte(text)); err != nil {
+			if _, err := parse([]byte(text), podEnv); err != nil {
 				t.Errorf("ConfigMap %s, key %s does not load: %v", m.Metadata.Name, name, err)
 			}
 		}
@@ -203,4 +203,16 @@ data:
 	if n := loadExample(t, k8s); n != 1 {
 		t.Errorf("manifest: loaded %d configs, want 1 (the ConfigMap entry)", n)
 	}
+}
+
+// podEnv is the environment the Helm chart gives turnd (the downward API's
+// node address and name), so chart-shaped examples load as they would in a pod.
+func podEnv(name string) (string, bool) {
+	switch name {
+	case "TURND_NODE_IP":
+		return "192.0.2.10", true
+	case "TURND_NODE_NAME":
+		return "node-a", true
+	}
+	return "", false
 }

@@ -31,14 +31,37 @@ func Load(path string) (Config, error) {
 // none, not the default. Durations are Go duration strings ("30s", "1h30m");
 // a bare number is refused because its unit would be a guess.
 //
+// ${NAME} in address fields is replaced from the environment (expand.go).
+//
 // Validation errors are a *ValidationError listing every problem.
 func Parse(data []byte) (Config, error) {
+	return parse(data, os.LookupEnv)
+}
+
+func parse(data []byte, lookup func(string) (string, bool)) (Config, error) {
 	cfg := Default()
 	if err := decode(data, &cfg); err != nil {
 		return Config{}, err
 	}
-	if err := cfg.Validate(); err != nil {
+	problems := cfg.expandAddresses(lookup)
+	var verr *ValidationError
+	if err := cfg.Validate(); err != nil && !errors.As(err, &verr) {
 		return Config{}, err
+	}
+	if verr != nil {
+		// A field whose variable is missing is reported once, for that reason.
+		bad := map[string]bool{}
+		for _, p := range problems {
+			bad[p.Path] = true
+		}
+		for _, p := range verr.Problems {
+			if !bad[p.Path] {
+				problems = append(problems, p)
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return Config{}, &ValidationError{Problems: problems}
 	}
 	return cfg, nil
 }

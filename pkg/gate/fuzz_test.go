@@ -1,0 +1,240 @@
+package gate_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/pkg/auth"
+	"github.com/turnd/turnd/pkg/gate"
+)
+
+// A REST username valid until 2100, so seeds signed with it stay valid.
+const restUser = "4102444800:bob"
+
+func restKeys() [][]byte {
+	return [][]byte{
+		auth.LongTermKey(restUser, testRealm, auth.RESTPassword("s1", restUser)),
+		auth.LongTermKey(restUser, testRealm, auth.RESTPassword("s2", restUser)),
+	}
+}
+
+// fuzzGates are gates whose policies between them reach every branch of
+// Inspect, with the keys their users sign with.
+func fuzzGates() []*gate.Gate {
+	store := auth.New(auth.Options{Realm: testRealm, Users: map[string]string{testUser: testPass}, Secrets: []string{"s1", "s2"}})
+	alternates := []*net.UDPAddr{{IP: net.IPv4(127, 0, 0, 10), Port: 3478}, {IP: net.ParseIP("::1"), Port: 3479}}
+	return []*gate.Gate{
+		gate.New(&gate.Policy{Keys: store.Keys, MultiKey: true, MaxLifetime: time.Minute, Alternates: alternates},
+			gate.Hooks{Accepting: func() bool { return false }, Redirected: func(string, *net.UDPAddr) {}}),
+		gate.New(&gate.Policy{Keys: store.Keys, MaxLifetime: time.Minute},
+			gate.Hooks{Accepting: func() bool { return true }, TCPRefused: func(string) {}}),
+		gate.New(&gate.Policy{Keys: store.Keys, TCPAllocations: true}, gate.Hooks{}),
+	}
+}
+
+// fuzzSeeds are valid and nearly valid client packets.
+func fuzzSeeds(tb testing.TB) [][]byte {
+	rest := restKeys()[1]
+	return [][]byte{
+		nil,
+		{0x40},
+		bytes.Repeat([]byte{0xFF}, 24),
+		channelData([]byte("hello"), false),
+		channelData([]byte("hello"), true),
+		sendIndication(tb, []byte("payload")),
+		aliceAllocate(tb),
+		aliceAllocate(tb, dontFragment(), lifetime(time.Hour)),
+		aliceAllocate(tb, reservationToken([]byte("TOKEN-01"))),
+		request(tb, stun.MethodAllocate, testUser, aliceKey(), false, transport(6)),
+		request(tb, stun.MethodAllocate, testUser, aliceKey(), true, transport(17), stun.NewSoftware("after"), dontFragment()),
+		request(tb, stun.MethodRefresh, testUser, aliceKey(), true, lifetime(time.Hour)),
+		request(tb, stun.MethodRefresh, restUser, rest, true, lifetime(time.Hour)),
+		request(tb, stun.MethodCreatePermission, restUser, rest, true, xorAddr{stun.AttrXORPeerAddress, net.IPv4(127, 0, 0, 2), 9}),
+		request(tb, stun.MethodAllocate, restUser, rest, false, transport(6), dontFragment()),
+		request(tb, methodConnectionBind, testUser, aliceKey(), true, stun.RawAttribute{Type: stun.AttrConnectionID, Value: []byte{0, 0, 0, 1}}),
+		request(tb, stun.MethodAllocate, testUser, nil, false, transport(17)),
+	}
+}
+
+// FuzzInspect feeds arbitrary packets to Inspect: it must never panic, and
+// whatever it decides must be well-formed.
+func FuzzInspect(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	gates := fuzzGates()
+	keys := append(restKeys(), aliceKey())
+	f.Fuzz(func(t *testing.T, pkt []byte) {
+		in := slices.Clone(pkt)
+		for i, g := range gates {
+			r := &responder{}
+			out, v := g.Inspect(pkt, clientAddr(), localAddr(), r)
+			if !bytes.Equal(pkt, in) {
+				t.Fatalf("gate %d modified its input", i)
+			}
+			switch v {
+			case gate.Pass:
+				if out != nil || len(r.sent()) != 0 {
+					t.Fatalf("gate %d: Pass with output %x and %d replies", i, out, len(r.sent()))
+				}
+			case gate.Rewrite:
+				if len(r.sent()) != 0 {
+					t.Fatalf("gate %d: Rewrite and a reply", i)
+				}
+				// The UDP wrapper relies on rewrites never growing.
+				if len(out) > len(pkt) {
+					t.Fatalf("gate %d: rewrite grew %d → %d bytes", i, len(pkt), len(out))
+				}
+				m := decode(t, out)
+				if !verifiesWithAny(m, keys) {
+					t.Fatalf("gate %d: rewritten %v does not verify", i, m)
+				}
+				if m.Contains(stun.AttrDontFragment) && m.Type.Method == stun.MethodAllocate {
+					t.Fatalf("gate %d: rewritten Allocate keeps DONT-FRAGMENT", i)
+				}
+			case gate.Answered:
+				got := r.sent()
+				if out != nil || len(got) != 1 {
+					t.Fatalf("gate %d: Answered with output %x and %d replies", i, out, len(got))
+				}
+				m := decode(t, got[0].b)
+				if !verifiesWithAny(m, keys) || stun.Fingerprint.Check(m) != nil {
+					t.Fatalf("gate %d: answer %v is not signed", i, m)
+				}
+			default:
+				t.Fatalf("gate %d: verdict %d", i, v)
+			}
+		}
+		for _, g := range gates {
+			g.TakeDontFragment(clientAddr(), localAddr())
+		}
+	})
+}
+
+func verifiesWithAny(m *stun.Message, keys [][]byte) bool {
+	for _, k := range keys {
+		if stun.MessageIntegrity(k).Check(m) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// pipeListener hands out one end of a net.Pipe, once.
+type pipeListener struct{ conn net.Conn }
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	c := l.conn
+	if c == nil {
+		return nil, net.ErrClosed
+	}
+	l.conn = nil
+	return c, nil
+}
+func (l *pipeListener) Close() error   { return nil }
+func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478} }
+
+// FuzzStream feeds an arbitrary byte stream through the stream framer, as a
+// client would send it, with pion's side played by the test: the framer
+// must never panic or hang. With a policy that passes everything, what pion
+// reads is always a prefix of what the client sent.
+func FuzzStream(f *testing.F) {
+	seeds := fuzzSeeds(f)
+	f.Add(slices.Concat(seeds...))
+	bind := seeds[len(seeds)-2]
+	f.Add(slices.Concat(bind, []byte{0xFF, 0xFF, 0xFF, 0xFF, 0x00}, channelData([]byte("x"), true)))
+	f.Add(slices.Concat(bind, aliceAllocate(f), bind, bytes.Repeat([]byte{0xAB}, 30)))
+	f.Add(slices.Concat(channelData(bytes.Repeat([]byte{1}, 0xFFFF), true), aliceAllocate(f, dontFragment())))
+	f.Add([]byte{0x00, 0x01, 0xFF, 0xFF, 0x21, 0x12, 0xA4, 0x42})
+	for _, s := range seeds {
+		f.Add(s)
+	}
+
+	bindSuccess, err := stun.Build(stun.TransactionID, stun.NewType(methodConnectionBind, stun.ClassSuccessResponse))
+	if err != nil {
+		f.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		policy   *gate.Policy
+		bound    bool // pion accepts ConnectionBinds
+		prefixed bool // output must be a prefix of the input
+	}{
+		{"pass-only, binds refused", &gate.Policy{}, false, true},
+		{"pass-only, binds accepted", &gate.Policy{}, true, true},
+		{"acting policy", fuzzGatesPolicy(), false, false},
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, tc := range tests {
+			g := gate.New(tc.policy, gate.Hooks{Accepting: func() bool { return false }})
+			out, err := pumpStream(t, g, data, tc.bound, bindSuccess.Raw)
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("%s: the framer hung (read %d of %d bytes)", tc.name, len(out), len(data))
+			}
+			if !errors.Is(err, io.EOF) && !errors.Is(err, gate.ErrBadFraming) && !errors.Is(err, io.ErrClosedPipe) {
+				t.Fatalf("%s: read error %v", tc.name, err)
+			}
+			if tc.prefixed && !bytes.HasPrefix(data, out) {
+				t.Fatalf("%s: pion read %x, not a prefix of %x", tc.name, out, data)
+			}
+		}
+	})
+}
+
+// fuzzGatesPolicy is the first fuzz gate's policy: it answers and rewrites.
+func fuzzGatesPolicy() *gate.Policy {
+	store := auth.New(auth.Options{Realm: testRealm, Users: map[string]string{testUser: testPass}, Secrets: []string{"s1", "s2"}})
+	return &gate.Policy{Keys: store.Keys, MultiKey: true, MaxLifetime: time.Minute,
+		Alternates: []*net.UDPAddr{{IP: net.IPv4(127, 0, 0, 10), Port: 3478}}}
+}
+
+// pumpStream sends data through a gate-wrapped net.Pipe and returns what
+// pion would read and the error that ended reading. With bound, the pion
+// side has answered a ConnectionBind with success before anything is read.
+func pumpStream(t *testing.T, g *gate.Gate, data []byte, bound bool, bindSuccess []byte) ([]byte, error) {
+	serverEnd, client := net.Pipe()
+	server, err := gate.Listener(&pipeListener{conn: serverEnd}, g, time.Second).Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	_ = server.SetDeadline(deadline)
+	_ = client.SetDeadline(deadline)
+
+	// The client drains the gate's answers (a pipe has no buffer), writes
+	// everything, then closes.
+	drained := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, client)
+		close(drained)
+	}()
+	go func() {
+		_, _ = client.Write(data)
+		_ = client.Close()
+	}()
+	defer func() { <-drained }()
+
+	if bound {
+		if _, err := server.Write(bindSuccess); err != nil {
+			return nil, err
+		}
+	}
+	var out []byte
+	buf := make([]byte, 1600)
+	for {
+		n, err := server.Read(buf)
+		out = append(out, buf[:n]...)
+		if err != nil {
+			return out, err
+		}
+	}
+}

@@ -1,0 +1,254 @@
+package server_test
+
+import (
+	"fmt"
+	"net"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/turnd/turnd/internal/testturn"
+	"github.com/turnd/turnd/pkg/allocation"
+	"github.com/turnd/turnd/pkg/config"
+	"github.com/turnd/turnd/pkg/server"
+)
+
+// testTimeout bounds every server test: a hung handshake or a missed
+// registry notification shows up as a stack dump, not a stuck CI job.
+const testTimeout = 30 * time.Second
+
+// waitTimeout bounds each wait for something the server does asynchronously.
+const waitTimeout = 5 * time.Second
+
+// testConfig is the brief's loopback server: one user, ephemeral ports, no
+// HTTP, and loopback peers allowed so an in-test echo peer can be reached.
+func testConfig() config.Config {
+	cfg := config.Default()
+	cfg.Listen.UDP = []string{"127.0.0.1:0"}
+	cfg.Listen.TCP = []string{"127.0.0.1:0"}
+	cfg.HTTP.Address = ""
+	cfg.Auth.Users = map[string]string{"demo": "demo"}
+	cfg.Peers.AllowLoopback = true
+	return cfg
+}
+
+// start guards t (timeout and goroutine leaks), then runs a server on opts
+// and closes it when the test ends. Cleanups run last-in first-out, so the
+// leak check registered here runs after the server and every client
+// created later are closed.
+func start(t *testing.T, opts server.Options) *server.Server {
+	t.Helper()
+	guard(t)
+	if opts.Config.Realm == "" {
+		opts.Config = testConfig()
+	}
+	s, err := server.New(opts)
+	if err != nil {
+		t.Fatalf("new server: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return s
+}
+
+// guard arms a timeout that dumps every goroutine and a check that the test
+// leaves no goroutine behind. pion's read loops and relay goroutines end
+// asynchronously after their sockets close, so the check polls (bounded)
+// until the count is back to the baseline. No tolerance is allowed: the
+// tests never run in parallel, so nothing else starts goroutines meanwhile.
+func guard(t *testing.T) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(waitTimeout)
+		for runtime.NumGoroutine() > before {
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<20)
+				n := runtime.Stack(buf, true)
+				t.Errorf("goroutines: %d before, %d after close\n%s", before, runtime.NumGoroutine(), buf[:n])
+				return
+			}
+			runtime.Gosched()
+			time.Sleep(5 * time.Millisecond) // polling an exit we cannot be notified of
+		}
+	})
+	timer := time.AfterFunc(testTimeout, func() {
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		panic(fmt.Sprintf("%s: timed out after %v\n%s", t.Name(), testTimeout, buf[:n]))
+	})
+	t.Cleanup(func() { timer.Stop() })
+}
+
+// udpAddr returns the server's one UDP address.
+func udpAddr(t *testing.T, s *server.Server) string {
+	t.Helper()
+	as := s.UDPAddrs()
+	if len(as) != 1 {
+		t.Fatalf("UDPAddrs: %v, want one", as)
+	}
+	return as[0].String()
+}
+
+// tcpAddr returns the server's one TCP address.
+func tcpAddr(t *testing.T, s *server.Server) string {
+	t.Helper()
+	as := s.TCPAddrs()
+	if len(as) != 1 {
+		t.Fatalf("TCPAddrs: %v, want one", as)
+	}
+	return as[0].String()
+}
+
+// dial connects a test client as demo over network ("udp" or "tcp").
+func dial(t *testing.T, s *server.Server, network string) *testturn.Client {
+	t.Helper()
+	return dialAs(t, s, network, "demo", "demo")
+}
+
+func dialAs(t *testing.T, s *server.Server, network, user, pass string) *testturn.Client {
+	t.Helper()
+	addr := udpAddr(t, s)
+	if network == "tcp" {
+		addr = tcpAddr(t, s)
+	}
+	return testturn.Dial(t, network, addr, user, pass)
+}
+
+// echoPeer runs a UDP echo server on 127.0.0.1 until the test ends.
+func echoPeer(t *testing.T) *net.UDPAddr {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen echo peer: %v", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = pc.WriteTo(buf[:n], from)
+		}
+	}()
+	t.Cleanup(func() {
+		pc.Close()
+		<-done
+	})
+	return pc.LocalAddr().(*net.UDPAddr)
+}
+
+// waitCount waits, on the registry's change notifications, until it holds n
+// allocations.
+func waitCount(t *testing.T, r *allocation.Registry, n int) {
+	t.Helper()
+	timer := time.NewTimer(waitTimeout)
+	defer timer.Stop()
+	for r.Count() != n {
+		select {
+		case <-r.Changed():
+		case <-timer.C:
+			t.Fatalf("registry holds %d allocations, want %d", r.Count(), n)
+		}
+	}
+}
+
+// wantByTransport checks the registry's per-transport counts.
+func wantByTransport(t *testing.T, r *allocation.Registry, udp, tcp, tls int) {
+	t.Helper()
+	got := r.ByTransport()
+	want := map[allocation.Transport]int{allocation.UDP: udp, allocation.TCP: tcp, allocation.TLS: tls}
+	for tr, n := range want {
+		if got[tr] != n {
+			t.Errorf("ByTransport()[%s] = %d, want %d (all: %v)", tr, got[tr], n, got)
+		}
+	}
+}
+
+// fakeObserver records what the server reports. The server calls it before
+// it answers the request concerned, so a test reads it once the client has
+// its response, without waiting.
+type fakeObserver struct {
+	mu       sync.Mutex
+	created  []allocation.Transport
+	rejected []string
+	denied   []string
+	reloads  []bool
+}
+
+var _ server.Observer = (*fakeObserver)(nil)
+
+func (o *fakeObserver) AllocationCreated(t allocation.Transport) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.created = append(o.created, t)
+}
+
+func (o *fakeObserver) AllocationRejected(reason string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.rejected = append(o.rejected, reason)
+}
+
+func (o *fakeObserver) PermissionRejected(reason string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.denied = append(o.denied, reason)
+}
+
+func (o *fakeObserver) Reloaded(ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.reloads = append(o.reloads, ok)
+}
+
+func (o *fakeObserver) Created() []allocation.Transport {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.created)
+}
+
+func (o *fakeObserver) Rejected() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.rejected)
+}
+
+func (o *fakeObserver) Denied() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.denied)
+}
+
+func (o *fakeObserver) Reloads() []bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.reloads)
+}
+
+// mustEcho relays data through c's allocation to the echo peer and back.
+func mustEcho(t *testing.T, c *testturn.Client, peer *net.UDPAddr, data string) {
+	t.Helper()
+	if !c.Echo(peer, data) {
+		t.Fatalf("echo %q through the relay: no answer", data)
+	}
+}
+
+// mustPermit creates a permission for peer.
+func mustPermit(t *testing.T, c *testturn.Client, peer *net.UDPAddr) {
+	t.Helper()
+	if code := c.Permit(peer); code != 0 {
+		t.Fatalf("CreatePermission %v: error %d", peer, code)
+	}
+}
+
+// testOptions are the options of a plain test server.
+func testOptions() server.Options { return server.Options{Config: testConfig()} }
