@@ -26,12 +26,14 @@ type Options struct {
 	Counters *Counters
 }
 
-// Generator hands out relay sockets to pion. It is safe for concurrent use.
+// Generator hands out relay sockets to pion and keeps the fast path's view
+// of their clients and channels. It is safe for concurrent use.
 type Generator struct {
 	opts Options
 
 	mu   sync.Mutex
-	live map[liveKey]*countingConn
+	live map[liveKey]*Conn
+	up   upTable
 }
 
 type liveKey struct {
@@ -46,7 +48,7 @@ func New(opts Options) *Generator {
 	if opts.Counters == nil {
 		opts.Counters = &Counters{}
 	}
-	return &Generator{opts: opts, live: make(map[liveKey]*countingConn)}
+	return &Generator{opts: opts, live: make(map[liveKey]*Conn)}
 }
 
 // Counters returns the traffic totals of every relay socket this generator made.
@@ -99,6 +101,13 @@ func (g *Generator) eachPort(requested int, try func(port int) error) error {
 
 // AllocatePacketConn implements turn.RelayAddressGenerator for UDP relays.
 func (g *Generator) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.PacketConn, net.Addr, error) {
+	return g.AllocatePacketConnFor(conf, nil)
+}
+
+// AllocatePacketConnFor is AllocatePacketConn for an allocation arriving on
+// the client-facing UDP socket lane, which the downlink fast path answers
+// through (nil for TCP and TLS clients, which pion serves).
+func (g *Generator) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane *net.UDPConn) (net.PacketConn, net.Addr, error) {
 	bind, external, v6, err := g.family(conf.Network)
 	if err != nil {
 		return nil, nil, err
@@ -113,17 +122,9 @@ func (g *Generator) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.Pa
 		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 	}
 	port := conn.LocalAddr().(*net.UDPAddr).Port
-	k := liveKey{v6: v6, port: port}
-	cc := &countingConn{UDPConn: conn, counters: g.opts.Counters}
-	cc.release = func() {
-		g.mu.Lock()
-		if g.live[k] == cc {
-			delete(g.live, k)
-		}
-		g.mu.Unlock()
-	}
+	cc := &Conn{UDPConn: conn, gen: g, key: liveKey{v6: v6, port: port}, lane: lane}
 	g.mu.Lock()
-	g.live[k] = cc
+	g.live[cc.key] = cc
 	g.mu.Unlock()
 	return cc, &net.UDPAddr{IP: external, Port: port}, nil
 }
@@ -167,19 +168,88 @@ func (g *Generator) AllocateConn(conf turn.AllocateConnConfig) (net.Conn, error)
 	return conn, nil
 }
 
-// SetDontFragment turns on DF for the live UDP relay socket advertised as relayAddr.
-func (g *Generator) SetDontFragment(relayAddr net.Addr) error {
+// conn finds the live UDP relay socket advertised as relayAddr.
+func (g *Generator) conn(relayAddr net.Addr) (*Conn, error) {
 	ua, ok := relayAddr.(*net.UDPAddr)
 	if !ok {
-		return fmt.Errorf("set don't-fragment on %v: %w", relayAddr, ErrNotTracked)
+		return nil, fmt.Errorf("relay %v: %w", relayAddr, ErrNotTracked)
 	}
 	g.mu.Lock()
 	cc := g.live[liveKey{v6: ua.IP.To4() == nil, port: ua.Port}]
 	g.mu.Unlock()
 	if cc == nil {
-		return fmt.Errorf("set don't-fragment on %v: %w", relayAddr, ErrNotTracked)
+		return nil, fmt.Errorf("relay %v: %w", relayAddr, ErrNotTracked)
+	}
+	return cc, nil
+}
+
+// forget drops a closed socket and every uplink route through it.
+func (g *Generator) forget(c *Conn) {
+	g.mu.Lock()
+	if g.live[c.key] == c {
+		delete(g.live, c.key)
+	}
+	g.mu.Unlock()
+	if cp := c.client.Load(); cp != nil {
+		if chans := c.chans.Load(); chans != nil {
+			for _, ch := range *chans {
+				g.up.del(upKey{client: unmap(cp.addr), number: ch.number}, c)
+			}
+		}
+	}
+}
+
+// SetDontFragment turns on DF for the live UDP relay socket advertised as relayAddr.
+func (g *Generator) SetDontFragment(relayAddr net.Addr) error {
+	cc, err := g.conn(relayAddr)
+	if err != nil {
+		return fmt.Errorf("set don't-fragment: %w", err)
 	}
 	return setDontFragment(cc.UDPConn)
+}
+
+// AttachClient tells the relay advertised as relayAddr who its client is, which
+// turns on the fast paths for it if it came in on a UDP lane.
+func (g *Generator) AttachClient(relayAddr, client net.Addr) error {
+	cc, err := g.conn(relayAddr)
+	if err != nil {
+		return fmt.Errorf("attach client: %w", err)
+	}
+	ua, ok := client.(*net.UDPAddr)
+	if !ok || cc.lane == nil {
+		return nil // a stream client: pion relays for it
+	}
+	cc.client.Store(&clientPath{sock: cc.lane, addr: ua.AddrPort()})
+	return nil
+}
+
+// BindChannel mirrors a channel pion bound (or, with unbind, removed) into
+// the fast paths of the relay advertised as relayAddr.
+func (g *Generator) BindChannel(relayAddr, peer net.Addr, number uint16, unbind bool) error {
+	cc, err := g.conn(relayAddr)
+	if err != nil {
+		if unbind {
+			return nil // the allocation is gone already, and its routes with it
+		}
+		return fmt.Errorf("bind channel: %w", err)
+	}
+	pa, ok := peer.(*net.UDPAddr)
+	if !ok {
+		return nil
+	}
+	peerAP := unmap(pa.AddrPort())
+	cc.setChannel(peerAP, number, unbind)
+	cp := cc.client.Load()
+	if cp == nil {
+		return nil
+	}
+	k := upKey{client: unmap(cp.addr), number: number}
+	if unbind {
+		g.up.del(k, cc)
+		return nil
+	}
+	g.up.set(k, upRoute{conn: cc, peer: peerAP})
+	return nil
 }
 
 // Live returns how many UDP relay sockets are open.

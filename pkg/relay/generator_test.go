@@ -66,6 +66,7 @@ func TestAllocateAdvertisesExternalAndCounts(t *testing.T) {
 	if _, _, err := conn.ReadFrom(buf); err != nil {
 		t.Fatal(err)
 	}
+	conn.(*Conn).tally.flush(g.Counters()) // totals are published in batches
 	c := g.Counters()
 	if c.ToPeerPackets.Load() != 1 || c.ToPeerBytes.Load() != 5 || c.FromPeerPackets.Load() != 1 || c.FromPeerBytes.Load() != 2 {
 		t.Fatalf("counters to=%d/%d from=%d/%d", c.ToPeerPackets.Load(), c.ToPeerBytes.Load(),
@@ -75,7 +76,7 @@ func TestAllocateAdvertisesExternalAndCounts(t *testing.T) {
 	if err := g.SetDontFragment(addr); err != nil {
 		t.Fatal(err)
 	}
-	if on, err := dontFragmentSet(conn.(*countingConn).UDPConn); err != nil || !on {
+	if on, err := dontFragmentSet(conn.(*Conn).UDPConn); err != nil || !on {
 		t.Fatalf("DF on=%v err=%v", on, err)
 	}
 	if g.Live() != 1 {

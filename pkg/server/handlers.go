@@ -98,6 +98,9 @@ func (s *Server) events() turn.EventHandler {
 				Client: src, Server: dst, Transport: t, User: userID, Realm: realm,
 				Relay: relayAddr, Created: time.Now(),
 			})
+			if err := s.relay.AttachClient(relayAddr, src); err != nil {
+				s.log.Warn("fast path not attached", "relay", relayAddr.String(), "err", err)
+			}
 			df := s.gate.TakeDontFragment(src, dst)
 			if df {
 				if err := s.relay.SetDontFragment(relayAddr); err != nil {
@@ -107,6 +110,14 @@ func (s *Server) events() turn.EventHandler {
 			s.obs.AllocationCreated(t)
 			s.log.Info("allocation created", "user", userID, "client", src.String(), "transport", t.String(),
 				"relay", relayAddr.String(), "dont_fragment", df, "allocations", s.registry.Count())
+		},
+		OnChannelCreated: func(_, _ net.Addr, _, _, _ string, relayAddr, peer net.Addr, number uint16) {
+			if err := s.relay.BindChannel(relayAddr, peer, number, false); err != nil {
+				s.log.Warn("channel not mirrored to the fast path", "relay", relayAddr.String(), "err", err)
+			}
+		},
+		OnChannelDeleted: func(_, _ net.Addr, _, _, _ string, relayAddr, peer net.Addr, number uint16) {
+			_ = s.relay.BindChannel(relayAddr, peer, number, true)
 		},
 		OnAllocationDeleted: func(src, dst net.Addr, _, userID, _ string) {
 			info, ok := s.registry.Remove(src, dst)
@@ -120,16 +131,18 @@ func (s *Server) events() turn.EventHandler {
 	}
 }
 
-// relayGenerator hands pion the shared relay generator, applying the
-// socket's reservation port hint and counting the allocations it could not
-// serve (pion answers those 508).
-func (s *Server) relayGenerator(hint *gate.PortHint) turn.RelayAddressGenerator {
-	return socketGenerator{Generator: s.relay, obs: s.obs, hint: hint}
+// relayGenerator hands pion the shared relay generator for one listening
+// socket: relay sockets learn their lane (the fast path answers clients
+// through it), reservation hints are applied, and allocations that could not
+// be served are counted (pion answers those 508).
+func (s *Server) relayGenerator(lane *net.UDPConn, hint *gate.PortHint) turn.RelayAddressGenerator {
+	return socketGenerator{Generator: s.relay, obs: s.obs, lane: lane, hint: hint}
 }
 
 type socketGenerator struct {
 	*relay.Generator
 	obs  Observer
+	lane *net.UDPConn
 	hint *gate.PortHint
 }
 
@@ -137,7 +150,7 @@ func (c socketGenerator) AllocatePacketConn(conf turn.AllocateListenerConfig) (n
 	if p := c.hint.Take(); p != 0 && conf.RequestedPort == 0 {
 		conf.RequestedPort = p
 	}
-	conn, addr, err := c.Generator.AllocatePacketConn(conf)
+	conn, addr, err := c.Generator.AllocatePacketConnFor(conf, c.lane)
 	if err != nil {
 		c.obs.AllocationRejected(RejectCapacity)
 	}

@@ -60,6 +60,8 @@ type Server struct {
 	udp []net.PacketConn
 	tcp []net.Listener // plain TCP listeners
 	tls []net.Listener // TLS listeners
+	// streams are the connections the TCP and TLS listeners accepted.
+	streams streamConns
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -134,7 +136,7 @@ func (s *Server) bind(cfg config.Config) error {
 		s.udp = append(s.udp, group...)
 	}
 	for _, addr := range cfg.Listen.TCP {
-		ln, err := listenTCP(addr, nil)
+		ln, err := listenTCP(addr, nil, &s.streams)
 		if err != nil {
 			return err
 		}
@@ -147,7 +149,7 @@ func (s *Server) bind(cfg config.Config) error {
 			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.cert.Load(), nil },
 		}
 		for _, addr := range cfg.Listen.TLS {
-			ln, err := listenTCP(addr, tcfg)
+			ln, err := listenTCP(addr, tcfg, &s.streams)
 			if err != nil {
 				return err
 			}
@@ -165,9 +167,10 @@ func (s *Server) startTURN(cfg config.Config) error {
 		// The hint carries reservation-token ports from this socket's gate
 		// to this socket's relay generator (see gate/reservation.go).
 		hint := new(gate.PortHint)
+		lane := c.(*net.UDPConn)
 		pcs = append(pcs, turn.PacketConnConfig{
-			PacketConn:            gate.PacketConn(c, s.gate, hint),
-			RelayAddressGenerator: s.relayGenerator(hint),
+			PacketConn:            gate.PacketConn(lane, s.gate, hint, s.relay.RelayChannelData),
+			RelayAddressGenerator: s.relayGenerator(lane, hint),
 			PermissionHandler:     s.permit,
 		})
 	}
@@ -175,7 +178,7 @@ func (s *Server) startTURN(cfg config.Config) error {
 	for _, ln := range append(append([]net.Listener(nil), s.tcp...), s.tls...) {
 		lcs = append(lcs, turn.ListenerConfig{
 			Listener:              gate.Listener(ln, s.gate, tlsHandshakeTimeout),
-			RelayAddressGenerator: s.relayGenerator(nil),
+			RelayAddressGenerator: s.relayGenerator(nil, nil),
 			PermissionHandler:     s.permit,
 		})
 	}
@@ -247,6 +250,8 @@ func (s *Server) Close() error {
 		if errors.Is(err, net.ErrClosed) {
 			err = nil
 		}
+		// pion closed the listeners, not what they accepted.
+		s.streams.closeAll()
 		close(s.closed)
 	})
 	if err != nil {
