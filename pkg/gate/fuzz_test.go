@@ -26,17 +26,24 @@ func restKeys() [][]byte {
 	}
 }
 
-// fuzzGates are gates whose policies between them reach every branch of
-// Inspect, with the keys their users sign with.
+// fuzzStore knows the static test user and the REST user of two secrets.
+func fuzzStore() *auth.Store {
+	return auth.New(auth.Options{Realm: testRealm, Users: map[string]string{testUser: testPass}, Secrets: []string{"s1", "s2"}})
+}
+
+// actingPolicy answers (draining) and rewrites (lifetime cap) whatever it can.
+func actingPolicy() *gate.Policy {
+	return &gate.Policy{Keys: fuzzStore().Keys, MultiKey: true, MaxLifetime: time.Minute,
+		Alternates: []*net.UDPAddr{{IP: net.IPv4(127, 0, 0, 10), Port: 3478}, {IP: net.ParseIP("::1"), Port: 3479}}}
+}
+
+// fuzzGates are gates whose policies between them reach every branch of Inspect.
 func fuzzGates() []*gate.Gate {
-	store := auth.New(auth.Options{Realm: testRealm, Users: map[string]string{testUser: testPass}, Secrets: []string{"s1", "s2"}})
-	alternates := []*net.UDPAddr{{IP: net.IPv4(127, 0, 0, 10), Port: 3478}, {IP: net.ParseIP("::1"), Port: 3479}}
 	return []*gate.Gate{
-		gate.New(&gate.Policy{Keys: store.Keys, MultiKey: true, MaxLifetime: time.Minute, Alternates: alternates},
-			gate.Hooks{Accepting: func() bool { return false }, Redirected: func(string, *net.UDPAddr) {}}),
-		gate.New(&gate.Policy{Keys: store.Keys, MaxLifetime: time.Minute},
+		gate.New(actingPolicy(), gate.Hooks{Accepting: func() bool { return false }, Redirected: func(string, *net.UDPAddr) {}}),
+		gate.New(&gate.Policy{Keys: fuzzStore().Keys, MaxLifetime: time.Minute},
 			gate.Hooks{Accepting: func() bool { return true }, TCPRefused: func(string) {}}),
-		gate.New(&gate.Policy{Keys: store.Keys, TCPAllocations: true}, gate.Hooks{}),
+		gate.New(&gate.Policy{Keys: fuzzStore().Keys, TCPAllocations: true}, gate.Hooks{}),
 	}
 }
 
@@ -154,6 +161,9 @@ func FuzzStream(f *testing.F) {
 	f.Add(slices.Concat(bind, aliceAllocate(f), bind, bytes.Repeat([]byte{0xAB}, 30)))
 	f.Add(slices.Concat(channelData(bytes.Repeat([]byte{1}, 0xFFFF), true), aliceAllocate(f, dontFragment())))
 	f.Add([]byte{0x00, 0x01, 0xFF, 0xFF, 0x21, 0x12, 0xA4, 0x42})
+	// Bad framing with much more behind it: the client is still writing
+	// when the framer gives up.
+	f.Add(append([]byte{0xFF, 0xFF}, bytes.Repeat([]byte{1}, 200000)...))
 	for _, s := range seeds {
 		f.Add(s)
 	}
@@ -170,7 +180,7 @@ func FuzzStream(f *testing.F) {
 	}{
 		{"pass-only, binds refused", &gate.Policy{}, false, true},
 		{"pass-only, binds accepted", &gate.Policy{}, true, true},
-		{"acting policy", fuzzGatesPolicy(), false, false},
+		{"acting policy", actingPolicy(), false, false},
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, tc := range tests {
@@ -189,13 +199,6 @@ func FuzzStream(f *testing.F) {
 	})
 }
 
-// fuzzGatesPolicy is the first fuzz gate's policy: it answers and rewrites.
-func fuzzGatesPolicy() *gate.Policy {
-	store := auth.New(auth.Options{Realm: testRealm, Users: map[string]string{testUser: testPass}, Secrets: []string{"s1", "s2"}})
-	return &gate.Policy{Keys: store.Keys, MultiKey: true, MaxLifetime: time.Minute,
-		Alternates: []*net.UDPAddr{{IP: net.IPv4(127, 0, 0, 10), Port: 3478}}}
-}
-
 // pumpStream sends data through a gate-wrapped net.Pipe and returns what
 // pion would read and the error that ended reading. With bound, the pion
 // side has answered a ConnectionBind with success before anything is read.
@@ -205,7 +208,6 @@ func pumpStream(t *testing.T, g *gate.Gate, data []byte, bound bool, bindSuccess
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer server.Close()
 	deadline := time.Now().Add(5 * time.Second)
 	_ = server.SetDeadline(deadline)
 	_ = client.SetDeadline(deadline)
@@ -221,7 +223,12 @@ func pumpStream(t *testing.T, g *gate.Gate, data []byte, bound bool, bindSuccess
 		_, _ = client.Write(data)
 		_ = client.Close()
 	}()
-	defer func() { <-drained }()
+	// Closing the server end first unblocks a client still writing after
+	// the framer gave up.
+	defer func() {
+		_ = server.Close()
+		<-drained
+	}()
 
 	if bound {
 		if _, err := server.Write(bindSuccess); err != nil {

@@ -3,6 +3,7 @@ package gate_test
 import (
 	"bytes"
 	"net"
+	"net/netip"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func TestPacketConnVerdicts(t *testing.T) {
 	p.MaxLifetime = 0
 	g := gate.New(p, gate.Hooks{Accepting: func() bool { return !draining.Load() }})
 	server, client := listenUDP(t), listenUDP(t)
-	pc := gate.PacketConn(server, g, nil)
+	pc := gate.PacketConn(server, g, nil, nil)
 
 	cd := channelData([]byte("media"), false)
 	df := aliceAllocate(t, dontFragment())
@@ -123,9 +124,50 @@ func TestPacketConnVerdicts(t *testing.T) {
 // loop ends on them).
 func TestPacketConnReadError(t *testing.T) {
 	server := listenUDP(t)
-	pc := gate.PacketConn(server, gate.New(strictPolicy(), gate.Hooks{}), nil)
+	pc := gate.PacketConn(server, gate.New(strictPolicy(), gate.Hooks{}), nil, nil)
 	_ = server.Close()
 	if _, _, err := pc.ReadFrom(make([]byte, 1600)); err == nil {
 		t.Fatal("ReadFrom on a closed socket returned no error")
+	}
+}
+
+// TestPacketConnFastPath: the fast path is offered ChannelData only, and
+// what it takes never reaches pion.
+func TestPacketConnFastPath(t *testing.T) {
+	taken := channelData([]byte("relayed by the fast path"), false)
+	declined := channelData([]byte("for pion"), false)
+	indication := sendIndication(t, []byte("for pion too"))
+	server, client := listenUDP(t), listenUDP(t)
+	var offered [][]byte
+	fast := func(pkt []byte, from netip.AddrPort) bool {
+		if from.String() != client.LocalAddr().String() {
+			t.Errorf("fast path got source %v, want %v", from, client.LocalAddr())
+		}
+		offered = append(offered, bytes.Clone(pkt))
+		return bytes.Equal(pkt, taken)
+	}
+	pc := gate.PacketConn(server, gate.New(strictPolicy(), gate.Hooks{}), nil, fast)
+
+	tests := []struct {
+		name    string
+		send    [][]byte
+		want    []byte
+		offered int
+	}{
+		{"taken ChannelData skipped", [][]byte{taken, declined}, declined, 2},
+		{"indication not offered", [][]byte{indication}, indication, 0},
+		{"short ChannelData not offered", [][]byte{{0x40, 0x00}}, []byte{0x40, 0x00}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			offered = nil
+			sendUDP(t, client, server.LocalAddr(), tc.send...)
+			if got, _ := readPacket(t, pc); !bytes.Equal(got, tc.want) {
+				t.Errorf("pion read %x, want %x", got, tc.want)
+			}
+			if len(offered) != tc.offered {
+				t.Errorf("fast path offered %d packets, want %d", len(offered), tc.offered)
+			}
+		})
 	}
 }

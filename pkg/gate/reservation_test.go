@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/pion/stun/v4"
 
@@ -24,7 +25,7 @@ func allocateSuccess(tb testing.TB, relayed *net.UDPAddr, tok []byte) []byte {
 	if tok != nil {
 		setters = append(setters, reservationToken(tok))
 	}
-	setters = append(setters, lifetime(600e9), stun.MessageIntegrity(aliceKey()), stun.Fingerprint)
+	setters = append(setters, lifetime(10*time.Minute), stun.MessageIntegrity(aliceKey()), stun.Fingerprint)
 	m, err := stun.Build(setters...)
 	if err != nil {
 		tb.Fatalf("build allocate success: %v", err)
@@ -44,8 +45,8 @@ func newReservationRig(t *testing.T) *reservationRig {
 	g := gate.New(&gate.Policy{Keys: staticKeys()}, gate.Hooks{})
 	s1, s2 := listenUDP(t), listenUDP(t)
 	r := &reservationRig{hint1: new(gate.PortHint), hint2: new(gate.PortHint), server2: s2, client: listenUDP(t)}
-	r.first = gate.PacketConn(s1, g, r.hint1)
-	r.second = gate.PacketConn(s2, g, r.hint2)
+	r.first = gate.PacketConn(s1, g, r.hint1, nil)
+	r.second = gate.PacketConn(s2, g, r.hint2, nil)
 	return r
 }
 

@@ -16,7 +16,7 @@ type Conn struct {
 	*net.UDPConn
 	gen     *Generator
 	key     liveKey
-	lane    *net.UDPConn              // the client-facing socket of the allocation's lane; nil for stream clients
+	lane    *net.UDPConn               // the client-facing socket of the allocation's lane; nil for stream clients
 	client  atomic.Pointer[clientPath] // set once the allocation's client is known
 	chans   atomic.Pointer[[]channel]  // copy-on-write: a handful of channels per allocation
 	chansMu sync.Mutex                 // serialises writers of chans

@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/stun/v4"
+
 	"github.com/turnd/turnd/internal/testturn"
 	"github.com/turnd/turnd/pkg/allocation"
+	"github.com/turnd/turnd/pkg/auth"
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/server"
 )
@@ -64,25 +67,30 @@ func start(t *testing.T, opts server.Options) *server.Server {
 func guard(t *testing.T) {
 	t.Helper()
 	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(waitTimeout)
-		for runtime.NumGoroutine() > before {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				n := runtime.Stack(buf, true)
-				t.Errorf("goroutines: %d before, %d after close\n%s", before, runtime.NumGoroutine(), buf[:n])
-				return
-			}
-			runtime.Gosched()
-			time.Sleep(5 * time.Millisecond) // polling an exit we cannot be notified of
-		}
-	})
+	t.Cleanup(func() { waitGoroutines(t, before) })
 	timer := time.AfterFunc(testTimeout, func() {
 		buf := make([]byte, 1<<20)
 		n := runtime.Stack(buf, true)
 		panic(fmt.Sprintf("%s: timed out after %v\n%s", t.Name(), testTimeout, buf[:n]))
 	})
 	t.Cleanup(func() { timer.Stop() })
+}
+
+// waitGoroutines polls, bounded, until at most n goroutines run; pion's
+// goroutines exit asynchronously after their sockets close and give no
+// notification to wait on.
+func waitGoroutines(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for runtime.NumGoroutine() > n {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			l := runtime.Stack(buf, true)
+			t.Errorf("goroutines: %d, want at most %d\n%s", runtime.NumGoroutine(), n, buf[:l])
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // udpAddr returns the server's one UDP address.
@@ -252,3 +260,47 @@ func mustPermit(t *testing.T, c *testturn.Client, peer *net.UDPAddr) {
 
 // testOptions are the options of a plain test server.
 func testOptions() server.Options { return server.Options{Config: testConfig()} }
+
+// serverUnderTest lets a table test dial clients and remember the last
+// Allocate response it asked for.
+type serverUnderTest struct {
+	*server.Server
+	t      *testing.T
+	client *testturn.Client
+	resp   *stun.Message
+}
+
+func (s *serverUnderTest) dial(network, user, pass string) *testturn.Client {
+	s.t.Helper()
+	return dialAs(s.t, s.Server, network, user, pass)
+}
+
+// last sends an Allocate from c and keeps it and its response.
+func (s *serverUnderTest) last(c *testturn.Client) *stun.Message {
+	s.t.Helper()
+	s.client, s.resp = c, c.Allocate()
+	return s.resp
+}
+
+// signedRequest sends one request signed with a fresh nonce and returns the
+// response as it is, whatever it is (testturn.Request insists on a nonce in
+// every 401).
+func signedRequest(t *testing.T, c *testturn.Client, user, pass string, method stun.Method, attrs ...stun.Setter) *stun.Message {
+	t.Helper()
+	build := func(extra ...stun.Setter) *stun.Message {
+		setters := append([]stun.Setter{stun.TransactionID, stun.NewType(method, stun.ClassRequest)}, attrs...)
+		m, err := stun.Build(append(append(setters, extra...), stun.Fingerprint)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	challenge := c.RoundTrip(build())
+	var nonce stun.Nonce
+	var realm stun.Realm
+	if nonce.GetFrom(challenge) != nil || realm.GetFrom(challenge) != nil {
+		t.Fatalf("unsigned %v: code %d without nonce and realm", method, testturn.ErrorCode(challenge))
+	}
+	key := auth.LongTermKey(user, realm.String(), pass)
+	return c.RoundTrip(build(stun.NewUsername(user), realm, nonce, stun.MessageIntegrity(key)))
+}

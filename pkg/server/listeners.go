@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -56,12 +57,14 @@ func listenUDPGroup(addr string, n int) ([]net.PacketConn, error) {
 	return conns, nil
 }
 
-// listenTCP binds a TCP listener; with cfg it speaks TLS.
-func listenTCP(addr string, cfg *tls.Config) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
+// listenTCP binds a TCP listener whose connections join conns; with cfg it
+// speaks TLS.
+func listenTCP(addr string, cfg *tls.Config, conns *streamConns) (net.Listener, error) {
+	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen tcp %s: %w", addr, err)
 	}
+	ln := conns.track(raw)
 	if cfg != nil {
 		return tls.NewListener(ln, cfg), nil
 	}
@@ -77,4 +80,70 @@ func closeAll[T interface{ Close() error }](xs []T) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// streamConns keeps the TCP and TLS connections pion has accepted. pion's
+// Close only closes listeners: a connection it already accepted would go on
+// being served (a new Allocate would still succeed, with a fresh relay
+// socket) until the client hung up. Close ends them through this set.
+type streamConns struct {
+	mu     sync.Mutex
+	conns  map[*trackedConn]struct{}
+	closed bool
+}
+
+// track wraps ln so that every connection it accepts joins the set. It wraps
+// the plain TCP listener, under TLS, so the gate still sees a *tls.Conn.
+func (s *streamConns) track(ln net.Listener) net.Listener {
+	return &trackedListener{Listener: ln, set: s}
+}
+
+// closeAll closes every tracked connection and any accepted later.
+func (s *streamConns) closeAll() {
+	s.mu.Lock()
+	conns := s.conns
+	s.conns, s.closed = nil, true
+	s.mu.Unlock()
+	for c := range conns {
+		_ = c.Conn.Close()
+	}
+}
+
+type trackedListener struct {
+	net.Listener
+	set *streamConns
+}
+
+func (l *trackedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc := &trackedConn{Conn: c, set: l.set}
+	l.set.mu.Lock()
+	closed := l.set.closed
+	if !closed {
+		if l.set.conns == nil {
+			l.set.conns = make(map[*trackedConn]struct{})
+		}
+		l.set.conns[tc] = struct{}{}
+	}
+	l.set.mu.Unlock()
+	if closed {
+		// Accepted while the server closed: pion's first read fails and it lets go.
+		_ = c.Close()
+	}
+	return tc, nil
+}
+
+type trackedConn struct {
+	net.Conn
+	set *streamConns
+}
+
+func (c *trackedConn) Close() error {
+	c.set.mu.Lock()
+	delete(c.set.conns, c)
+	c.set.mu.Unlock()
+	return c.Conn.Close()
 }
