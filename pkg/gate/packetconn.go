@@ -5,15 +5,16 @@ import (
 	"net/netip"
 )
 
-// FastPath relays a client's ChannelData itself and reports whether it did;
-// what it does not take goes to pion.
+// FastPath relays a client's data packet (ChannelData, Send indication)
+// itself and reports whether it did; what it does not take goes to pion. It
+// is offered every packet and must say no to the rest cheaply.
 type FastPath func(pkt []byte, client netip.AddrPort) bool
 
 // PacketConn puts the gate in front of a UDP listening socket: pion reads
 // through it and writes through it. hint, if not nil, receives the relay
 // port of a reservation token for the packet being handled; give the same
 // hint to the relay generator of this socket's pion configuration. fast, if
-// not nil, is offered every ChannelData message first.
+// not nil, is offered every packet first.
 func PacketConn(inner *net.UDPConn, g *Gate, hint *PortHint, fast FastPath) net.PacketConn {
 	if hint == nil {
 		hint = new(PortHint)
@@ -42,7 +43,7 @@ func (c *packetConn) ReadFrom(p []byte) (int, net.Addr, error) {
 		if err != nil {
 			return 0, nil, err
 		}
-		if c.fast != nil && n >= 4 && p[0]&0xC0 == 0x40 && c.fast(p[:n], from) {
+		if c.fast != nil && c.fast(p[:n], from) {
 			continue
 		}
 		addr := net.UDPAddrFromAddrPort(from)

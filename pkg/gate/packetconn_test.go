@@ -131,8 +131,8 @@ func TestPacketConnReadError(t *testing.T) {
 	}
 }
 
-// TestPacketConnFastPath: the fast path is offered ChannelData only, and
-// what it takes never reaches pion.
+// TestPacketConnFastPath: the fast path is offered every packet first; what
+// it takes never reaches pion, what it declines does, unchanged.
 func TestPacketConnFastPath(t *testing.T) {
 	taken := channelData([]byte("relayed by the fast path"), false)
 	declined := channelData([]byte("for pion"), false)
@@ -155,8 +155,8 @@ func TestPacketConnFastPath(t *testing.T) {
 		offered int
 	}{
 		{"taken ChannelData skipped", [][]byte{taken, declined}, declined, 2},
-		{"indication not offered", [][]byte{indication}, indication, 0},
-		{"short ChannelData not offered", [][]byte{{0x40, 0x00}}, []byte{0x40, 0x00}, 0},
+		{"declined indication reaches pion", [][]byte{indication}, indication, 1},
+		{"declined short ChannelData reaches pion", [][]byte{{0x40, 0x00}}, []byte{0x40, 0x00}, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"sync"
@@ -19,7 +20,10 @@ type Conn struct {
 	lane    *net.UDPConn               // the client-facing socket of the allocation's lane; nil for stream clients
 	client  atomic.Pointer[clientPath] // set once the allocation's client is known
 	chans   atomic.Pointer[[]channel]  // copy-on-write: a handful of channels per allocation
-	chansMu sync.Mutex                 // serialises writers of chans
+	perms   atomic.Pointer[[]netip.Addr] // copy-on-write: peers with a permission (unmapped)
+	bindMu  sync.Mutex                   // serialises writers of chans and perms
+	txids   *rand.PCG                    // Data indication transaction IDs; the downlink loop's alone
+	head    int                          // bytes in front of the payload when reading: the larger header
 	tally   tally
 	once    sync.Once
 }
@@ -38,31 +42,62 @@ type channel struct {
 
 // ReadFrom hands pion what the fast path does not relay itself.
 //
-// Hot path: one call per datagram from a peer. The payload is read four
-// bytes into p so that a ChannelData header can be put in front of it in
-// place (RFC 8656 §12.4: no padding over UDP).
+// Hot path: one call per datagram from a peer. The payload is read far
+// enough into p that a ChannelData header (4 bytes, RFC 8656 §12.4: no
+// padding over UDP) or a Data indication head can be put in front of it in
+// place, and padding after it; no heap allocation.
 func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
 	for {
-		if len(p) <= 4 {
+		if len(p) <= c.head+4 {
 			return c.UDPConn.ReadFrom(p)
 		}
-		n, from, err := c.UDPConn.ReadFromUDPAddrPort(p[4:])
+		n, from, err := c.UDPConn.ReadFromUDPAddrPort(p[c.head : len(p)-3])
 		if err != nil {
 			return 0, nil, err
 		}
 		c.tally.fromPeer(c.gen.opts.Counters, n)
 		if cp := c.client.Load(); cp != nil {
-			if num, ok := c.channelOf(from); ok && n <= 0xFFFF {
-				binary.BigEndian.PutUint16(p[0:2], num)
-				binary.BigEndian.PutUint16(p[2:4], uint16(n))
-				// A lost datagram is lost; UDP gives no better promise.
-				_, _ = cp.sock.WriteToUDPAddrPort(p[:4+n], cp.addr)
+			if c.relayDown(p, n, from, cp) {
 				continue
 			}
+			// Neither a channel nor a permission: RFC 8656 §11.3 says discard.
+			// pion would too, with a log line per datagram; a peer spraying a
+			// relay port is not worth one.
+			continue
 		}
-		copy(p, p[4:4+n])
+		copy(p, p[c.head:c.head+n])
 		return n, net.UDPAddrFromAddrPort(from), nil
 	}
+}
+
+// relayDown sends a peer's datagram (at p[c.head:c.head+n]) to the client
+// as ChannelData on a bound channel, or as a Data indication if the peer
+// has a permission; false if it has neither.
+func (c *Conn) relayDown(p []byte, n int, from netip.AddrPort, cp *clientPath) bool {
+	from = unmap(from)
+	if num, ok := c.channelOf(from); ok {
+		h := p[c.head-4 : c.head]
+		binary.BigEndian.PutUint16(h[0:], num)
+		binary.BigEndian.PutUint16(h[2:], uint16(n))
+		// A lost datagram is lost; UDP gives no better promise.
+		_, _ = cp.sock.WriteToUDPAddrPort(p[c.head-4:c.head+n], cp.addr)
+		return true
+	}
+	if !c.permitted(from.Addr()) {
+		return false
+	}
+	head := dataIndicationHead4
+	if !from.Addr().Is4() {
+		head = dataIndicationHead6
+	}
+	start := c.head - head
+	var txid [12]byte
+	binary.BigEndian.PutUint64(txid[0:], c.txids.Uint64())
+	binary.BigEndian.PutUint32(txid[8:], uint32(c.txids.Uint64()))
+	total := putDataIndication(p[start:c.head], txid, from, n)
+	clear(p[c.head+n : start+total]) // padding
+	_, _ = cp.sock.WriteToUDPAddrPort(p[start:start+total], cp.addr)
+	return true
 }
 
 // WriteTo is pion's uplink path (Send indications, and ChannelData the
@@ -99,10 +134,42 @@ func (c *Conn) channelOf(peer netip.AddrPort) (uint16, bool) {
 	return 0, false
 }
 
+// permitted reports whether peer holds a permission (lock-free, linear: few).
+func (c *Conn) permitted(peer netip.Addr) bool {
+	perms := c.perms.Load()
+	if perms == nil {
+		return false
+	}
+	for _, a := range *perms {
+		if a == peer {
+			return true
+		}
+	}
+	return false
+}
+
+// setPermission adds (or with remove, drops) peer's permission.
+func (c *Conn) setPermission(peer netip.Addr, remove bool) {
+	c.bindMu.Lock()
+	defer c.bindMu.Unlock()
+	var next []netip.Addr
+	if old := c.perms.Load(); old != nil {
+		for _, a := range *old {
+			if a != peer {
+				next = append(next, a)
+			}
+		}
+	}
+	if !remove {
+		next = append(next, peer)
+	}
+	c.perms.Store(&next)
+}
+
 // setChannel binds (or with remove, unbinds) number to peer for the downlink.
 func (c *Conn) setChannel(peer netip.AddrPort, number uint16, remove bool) {
-	c.chansMu.Lock()
-	defer c.chansMu.Unlock()
+	c.bindMu.Lock()
+	defer c.bindMu.Unlock()
 	var next []channel
 	if old := c.chans.Load(); old != nil {
 		for _, ch := range *old {

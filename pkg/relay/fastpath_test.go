@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/stun/v4"
 	"github.com/pion/turn/v5"
 )
 
@@ -95,34 +96,131 @@ func TestUplinkRelaysBoundChannelsOnly(t *testing.T) {
 	}
 }
 
-func TestDownlinkWrapsBoundPeersAndHandsTheRestToPion(t *testing.T) {
+func TestDownlinkChannelDataDataIndicationOrDrop(t *testing.T) {
 	r := newFastPathRig(t)
-	stranger, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
+	// Permissions are per IP address (RFC 8656 §9), so the two differ in IP.
+	listen := func(last byte) *net.UDPConn {
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, last)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
 	}
-	defer stranger.Close()
+	permitted, stranger := listen(2), listen(3)
 	relayAddr := r.relay.LocalAddr()
-	if _, err := r.peer.WriteTo([]byte("down"), relayAddr); err != nil {
+	if err := r.gen.Permit(relayAddr, permitted.LocalAddr().(*net.UDPAddr).IP, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stranger.WriteTo([]byte("other"), relayAddr); err != nil {
-		t.Fatal(err)
+	send := func(from *net.UDPConn, data string) {
+		if _, err := from.WriteTo([]byte(data), relayAddr); err != nil {
+			t.Fatal(err)
+		}
 	}
-	// pion's read: the bound peer's datagram never reaches it; the stranger's does.
+	send(stranger, "dropped") // no channel, no permission: discarded (RFC 8656 §11.3)
+	send(r.peer, "down")      // bound channel: ChannelData
+	send(permitted, "hello")  // permission only: Data indication
+
+	// pion's read loop sees none of them; run it until its deadline.
+	go func() {
+		buf := make([]byte, 1600)
+		_ = r.relay.SetReadDeadline(time.Now().Add(time.Second))
+		if n, from, err := r.relay.ReadFrom(buf); err == nil {
+			t.Errorf("pion was handed %q from %v", buf[:n], from)
+		}
+	}()
 	buf := make([]byte, 1600)
-	_ = r.relay.SetReadDeadline(time.Now().Add(2 * time.Second))
-	n, from, err := r.relay.ReadFrom(buf)
-	if err != nil || string(buf[:n]) != "other" || from.(*net.UDPAddr).Port != stranger.LocalAddr().(*net.UDPAddr).Port {
-		t.Fatalf("pion got %q from %v (%v)", buf[:n], from, err)
-	}
 	_ = r.client.SetReadDeadline(time.Now().Add(2 * time.Second))
-	n, err = r.client.Read(buf)
+	n, err := r.client.Read(buf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := channelData(0x4001, []byte("down")); string(buf[:n]) != string(want) {
 		t.Fatalf("client got % x, want ChannelData % x", buf[:n], want)
+	}
+	n, err = r.client.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := &stun.Message{Raw: append([]byte(nil), buf[:n]...)}
+	if err := msg.Decode(); err != nil || msg.Type != stun.NewType(stun.MethodData, stun.ClassIndication) {
+		t.Fatalf("client got % x (%v), want a Data indication", buf[:n], err)
+	}
+	var peer stun.XORMappedAddress
+	data, _ := msg.Get(stun.AttrData)
+	if peer.GetFromAs(msg, stun.AttrXORPeerAddress) != nil || string(data) != "hello" ||
+		peer.Port != permitted.LocalAddr().(*net.UDPAddr).Port || !peer.IP.Equal(net.IPv4(127, 0, 0, 2)) {
+		t.Fatalf("Data indication: peer %v data %q", peer, data)
+	}
+	if n%4 != 0 {
+		t.Fatalf("Data indication of %d bytes is not padded", n)
+	}
+	_ = r.client.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if n, err := r.client.Read(buf); err == nil {
+		t.Fatalf("the stranger's datagram reached the client: % x", buf[:n])
+	}
+}
+
+func TestUplinkSendIndicationNeedsPermission(t *testing.T) {
+	r := newFastPathRig(t)
+	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
+	peerUDP := r.peer.LocalAddr().(*net.UDPAddr)
+	send, err := stun.Build(stun.TransactionID, stun.NewType(stun.MethodSend, stun.ClassIndication),
+		xorPeer{peerUDP}, stun.RawAttribute{Type: stun.AttrData, Length: 5, Value: []byte("hello")}, stun.Fingerprint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.gen.Relay(send.Raw, clientAP) {
+		t.Fatal("Send indication relayed without a permission")
+	}
+	if err := r.gen.Permit(r.relay.LocalAddr(), peerUDP.IP, false); err != nil {
+		t.Fatal(err)
+	}
+	if !r.gen.Relay(send.Raw, clientAP) {
+		t.Fatal("permitted Send indication not relayed")
+	}
+	buf := make([]byte, 64)
+	_ = r.peer.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if n, _, err := r.peer.ReadFromUDP(buf); err != nil || string(buf[:n]) != "hello" {
+		t.Fatalf("peer got %q (%v)", buf[:n], err)
+	}
+	if a := testing.AllocsPerRun(100, func() { r.gen.Relay(send.Raw, clientAP) }); a != 0 {
+		t.Errorf("Send indication fast path: %v allocations per packet", a)
+	}
+	if err := r.gen.Permit(r.relay.LocalAddr(), peerUDP.IP, true); err != nil {
+		t.Fatal(err)
+	}
+	if r.gen.Relay(send.Raw, clientAP) {
+		t.Fatal("relayed after the permission was revoked")
+	}
+}
+
+type xorPeer struct{ a *net.UDPAddr }
+
+func (x xorPeer) AddTo(m *stun.Message) error {
+	return (&stun.XORMappedAddress{IP: x.a.IP, Port: x.a.Port}).AddToAs(m, stun.AttrXORPeerAddress)
+}
+
+func TestUnattachedRelayHandsEverythingToPion(t *testing.T) {
+	gen := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
+	pc, _, err := gen.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	peer, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	if _, err := peer.WriteTo([]byte("for pion"), pc.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1600)
+	_ = pc.SetReadDeadline(time.Now().Add(2 * time.Second))
+	n, from, err := pc.ReadFrom(buf)
+	if err != nil || string(buf[:n]) != "for pion" || from.(*net.UDPAddr).Port != peer.LocalAddr().(*net.UDPAddr).Port {
+		t.Fatalf("pion got %q from %v (%v)", buf[:n], from, err)
 	}
 }
 

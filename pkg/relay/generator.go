@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 
@@ -31,9 +32,10 @@ type Options struct {
 type Generator struct {
 	opts Options
 
-	mu   sync.Mutex
-	live map[liveKey]*Conn
-	up   upTable
+	mu       sync.Mutex
+	live     map[liveKey]*Conn
+	up       upTable
+	byClient clientTable
 }
 
 type liveKey struct {
@@ -122,7 +124,11 @@ func (g *Generator) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane
 		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 	}
 	port := conn.LocalAddr().(*net.UDPAddr).Port
-	cc := &Conn{UDPConn: conn, gen: g, key: liveKey{v6: v6, port: port}, lane: lane}
+	cc := &Conn{UDPConn: conn, gen: g, key: liveKey{v6: v6, port: port}, lane: lane,
+		txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: dataIndicationHead4}
+	if v6 {
+		cc.head = dataIndicationHead6
+	}
 	g.mu.Lock()
 	g.live[cc.key] = cc
 	g.mu.Unlock()
@@ -191,6 +197,7 @@ func (g *Generator) forget(c *Conn) {
 	}
 	g.mu.Unlock()
 	if cp := c.client.Load(); cp != nil {
+		g.byClient.del(unmap(cp.addr), c)
 		if chans := c.chans.Load(); chans != nil {
 			for _, ch := range *chans {
 				g.up.del(upKey{client: unmap(cp.addr), number: ch.number}, c)
@@ -219,7 +226,27 @@ func (g *Generator) AttachClient(relayAddr, client net.Addr) error {
 	if !ok || cc.lane == nil {
 		return nil // a stream client: pion relays for it
 	}
-	cc.client.Store(&clientPath{sock: cc.lane, addr: ua.AddrPort()})
+	cp := &clientPath{sock: cc.lane, addr: ua.AddrPort()}
+	cc.client.Store(cp)
+	g.byClient.set(unmap(cp.addr), cc)
+	return nil
+}
+
+// Permit mirrors a permission pion installed (or, with revoke, removed) into
+// the indication fast paths of the relay advertised as relayAddr.
+func (g *Generator) Permit(relayAddr net.Addr, peer net.IP, revoke bool) error {
+	cc, err := g.conn(relayAddr)
+	if err != nil {
+		if revoke {
+			return nil
+		}
+		return fmt.Errorf("permit: %w", err)
+	}
+	a, ok := netip.AddrFromSlice(peer)
+	if !ok {
+		return nil
+	}
+	cc.setPermission(a.Unmap(), revoke)
 	return nil
 }
 

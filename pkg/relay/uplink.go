@@ -72,6 +72,81 @@ func (t *upTable) del(k upKey, conn *Conn) {
 	s.mu.Unlock()
 }
 
+// clientTable finds the allocation of a UDP client, for Send indications.
+type clientTable struct {
+	shards [upShards]struct {
+		mu sync.RWMutex
+		m  map[netip.AddrPort]*Conn
+		_  [32]byte
+	}
+}
+
+func (t *clientTable) shard(a netip.AddrPort) int {
+	return (&upTable{}).shard(upKey{client: a})
+}
+
+func (t *clientTable) get(a netip.AddrPort) *Conn {
+	s := &t.shards[t.shard(a)]
+	s.mu.RLock()
+	c := s.m[a]
+	s.mu.RUnlock()
+	return c
+}
+
+func (t *clientTable) set(a netip.AddrPort, c *Conn) {
+	s := &t.shards[t.shard(a)]
+	s.mu.Lock()
+	if s.m == nil {
+		s.m = make(map[netip.AddrPort]*Conn)
+	}
+	s.m[a] = c
+	s.mu.Unlock()
+}
+
+func (t *clientTable) del(a netip.AddrPort, c *Conn) {
+	s := &t.shards[t.shard(a)]
+	s.mu.Lock()
+	if s.m[a] == c {
+		delete(s.m, a)
+	}
+	s.mu.Unlock()
+}
+
+// Relay relays one data packet from a UDP client — ChannelData on a bound
+// channel, or a Send indication to a peer with a permission — and reports
+// whether it did. Anything else (control requests, unbound channels,
+// malformed packets) is left to the caller, which hands it to pion.
+//
+// Hot path: one call per client datagram; no allocation.
+func (g *Generator) Relay(pkt []byte, client netip.AddrPort) bool {
+	switch {
+	case len(pkt) >= 4 && pkt[0]&0xC0 == 0x40:
+		return g.RelayChannelData(pkt, client)
+	case len(pkt) >= stunHeader && pkt[0] == 0 && pkt[1] == typeSendIndication:
+		return g.relaySend(pkt, client)
+	}
+	return false
+}
+
+// relaySend relays a Send indication (RFC 8656 §11.2) if the client's
+// allocation has a permission for the peer.
+func (g *Generator) relaySend(pkt []byte, client netip.AddrPort) bool {
+	peer, data, ok := parseSend(pkt)
+	if !ok {
+		return false
+	}
+	c := g.byClient.get(unmap(client))
+	if c == nil {
+		return false
+	}
+	peer = unmap(peer)
+	if !c.permitted(peer.Addr()) {
+		return false // pion drops it, as §11.2 asks
+	}
+	c.relayUp(data, peer)
+	return true
+}
+
 // RelayChannelData relays one ChannelData message from a UDP client if its
 // channel is bound, and reports whether it did; if not, the caller hands the
 // packet to pion (which answers or drops it as RFC 8656 says).

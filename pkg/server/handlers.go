@@ -111,6 +111,14 @@ func (s *Server) events() turn.EventHandler {
 			s.log.Info("allocation created", "user", userID, "client", src.String(), "transport", t.String(),
 				"relay", relayAddr.String(), "dont_fragment", df, "allocations", s.registry.Count())
 		},
+		OnPermissionCreated: func(_, _ net.Addr, _, _, _ string, relayAddr net.Addr, peer net.IP) {
+			if err := s.relay.Permit(relayAddr, peer, false); err != nil {
+				s.log.Warn("permission not mirrored to the fast path", "relay", relayAddr.String(), "err", err)
+			}
+		},
+		OnPermissionDeleted: func(_, _ net.Addr, _, _, _ string, relayAddr net.Addr, peer net.IP) {
+			_ = s.relay.Permit(relayAddr, peer, true)
+		},
 		OnChannelCreated: func(_, _ net.Addr, _, _, _ string, relayAddr, peer net.Addr, number uint16) {
 			if err := s.relay.BindChannel(relayAddr, peer, number, false); err != nil {
 				s.log.Warn("channel not mirrored to the fast path", "relay", relayAddr.String(), "err", err)

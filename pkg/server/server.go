@@ -169,7 +169,7 @@ func (s *Server) startTURN(cfg config.Config) error {
 		hint := new(gate.PortHint)
 		lane := c.(*net.UDPConn)
 		pcs = append(pcs, turn.PacketConnConfig{
-			PacketConn:            gate.PacketConn(lane, s.gate, hint, s.relay.RelayChannelData),
+			PacketConn:            gate.PacketConn(lane, s.gate, hint, s.relay.Relay),
 			RelayAddressGenerator: s.relayGenerator(lane, hint),
 			PermissionHandler:     s.permit,
 		})
@@ -251,7 +251,7 @@ func (s *Server) Close() error {
 			err = nil
 		}
 		// pion closed the listeners, not what they accepted.
-		//XX s.streams.closeAll()
+		s.streams.closeAll()
 		close(s.closed)
 	})
 	if err != nil {
