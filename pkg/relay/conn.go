@@ -15,17 +15,17 @@ import (
 // to the client as ChannelData, without pion and without a heap allocation.
 type Conn struct {
 	*net.UDPConn
-	gen     *Generator
-	key     liveKey
-	lane    *net.UDPConn               // the client-facing socket of the allocation's lane; nil for stream clients
-	client  atomic.Pointer[clientPath] // set once the allocation's client is known
-	chans   atomic.Pointer[[]channel]  // copy-on-write: a handful of channels per allocation
-	perms   atomic.Pointer[[]netip.Addr] // copy-on-write: peers with a permission (unmapped)
-	bindMu  sync.Mutex                   // serialises writers of chans and perms
-	txids   *rand.PCG                    // Data indication transaction IDs; the downlink loop's alone
-	head    int                          // bytes in front of the payload when reading: the larger header
-	tally   tally
-	once    sync.Once
+	gen    *Generator
+	key    liveKey
+	lane   *net.UDPConn                 // the client-facing socket of the allocation's lane; nil for stream clients
+	client atomic.Pointer[clientPath]   // set once the allocation's client is known
+	chans  atomic.Pointer[[]channel]    // copy-on-write: a handful of channels per allocation
+	perms  atomic.Pointer[[]netip.Addr] // copy-on-write: peers with a permission (unmapped)
+	bindMu sync.Mutex                   // serialises writers of chans and perms
+	txids  *rand.PCG                    // Data indication transaction IDs; the downlink loop's alone
+	head   int                          // bytes in front of the payload when reading: the larger header
+	tally  tally
+	once   sync.Once
 }
 
 // clientPath is where the downlink goes: the client's address via the lane socket.
