@@ -204,7 +204,7 @@ func FuzzStream(f *testing.F) {
 // side has answered a ConnectionBind with success before anything is read.
 func pumpStream(t *testing.T, g *gate.Gate, data []byte, bound bool, bindSuccess []byte) ([]byte, error) {
 	serverEnd, client := net.Pipe()
-	server, err := gate.Listener(&pipeListener{conn: serverEnd}, g, time.Second).Accept()
+	server, err := gate.Listener(&pipeListener{conn: serverEnd}, g, time.Second, nil).Accept()
 	if err != nil {
 		t.Fatal(err)
 	}

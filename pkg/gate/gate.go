@@ -38,6 +38,8 @@ type Gate struct {
 	chosenKey pending[keyChoice, []byte]
 	// reservations maps RESERVATION-TOKENs to ports for the whole socket group.
 	reservations pending[string, reservation]
+	// streams are the live TCP/TLS client connections.
+	streams streamTable
 }
 
 type fiveTuple struct{ client, server string }

@@ -30,7 +30,7 @@ func startPion(t *testing.T, p *gate.Policy) net.Addr {
 			return ra.Username, aliceKey(), ra.Username == testUser
 		},
 		ListenerConfigs: []turn.ListenerConfig{{
-			Listener: gate.Listener(ln, g, time.Second),
+			Listener: gate.Listener(ln, g, time.Second, nil),
 			RelayAddressGenerator: &turn.RelayAddressGeneratorStatic{
 				RelayAddress: net.IPv4(127, 0, 0, 1),
 				Address:      "127.0.0.1",

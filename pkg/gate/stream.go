@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -13,14 +15,17 @@ import (
 // Listener puts the gate in front of a TCP or TLS listener: every accepted
 // connection is framed into STUN messages and ChannelData so the gate can
 // inspect each, and pion reads the vetted byte stream.
-func Listener(inner net.Listener, g *Gate, handshakeTimeout time.Duration) net.Listener {
-	return &listener{Listener: inner, g: g, handshakeTimeout: handshakeTimeout}
+// fast, if not nil, is offered every ChannelData and Send indication frame
+// first (see FastPath), with the client's address.
+func Listener(inner net.Listener, g *Gate, handshakeTimeout time.Duration, fast FastPath) net.Listener {
+	return &listener{Listener: inner, g: g, handshakeTimeout: handshakeTimeout, fast: fast}
 }
 
 type listener struct {
 	net.Listener
 	g                *Gate
 	handshakeTimeout time.Duration
+	fast             FastPath
 }
 
 // Accept returns the next connection, wrapped. It never blocks on a TLS
@@ -30,7 +35,12 @@ func (l *listener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &streamConn{Conn: c, g: l.g, handshakeTimeout: l.handshakeTimeout}, nil
+	sc := &streamConn{Conn: c, g: l.g, handshakeTimeout: l.handshakeTimeout, fast: l.fast}
+	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		sc.remote = ta.AddrPort()
+	}
+	l.g.streams.put(c.RemoteAddr(), c.LocalAddr(), sc)
+	return sc, nil
 }
 
 // Largest frame on a stream: a STUN message or padded ChannelData with a
@@ -49,6 +59,11 @@ type streamConn struct {
 	rd      int    // buf[rd:vetted] has been through the gate, ready for pion
 	vetted  int    // buf[vetted:] is not yet a complete frame
 	readErr error  // the connection's error, returned once vetted bytes run out
+
+	fast   FastPath       // relays data frames without pion; may be nil
+	remote netip.AddrPort // the client, as the fast path knows it
+	closed sync.Once
+
 	// raw is set once pion has accepted a ConnectionBind: RFC 6062 §4.4
 	// turns the connection into a plain byte pipe to the peer, no longer framed.
 	raw bool
@@ -139,6 +154,18 @@ func (c *streamConn) vet() error {
 		if len(rest) < size {
 			return nil
 		}
+		if c.fast != nil && (rest[0]&0xC0 == 0x40 || binary.BigEndian.Uint16(rest) == typeSendIndication) &&
+			c.fast(rest[:size], c.remote) {
+			// Relayed. In the common case nothing vetted waits before it,
+			// so dropping it costs nothing; else close the gap (rare).
+			if c.rd == c.vetted {
+				c.rd += size
+				c.vetted += size
+			} else {
+				c.splice(size, nil)
+			}
+			continue
+		}
 		if rest[0]&0xC0 != 0 {
 			c.vetted += size
 			continue
@@ -196,6 +223,12 @@ func (c *streamConn) Write(b []byte) (int, error) {
 		c.bound.Store(true)
 	}
 	return c.Conn.Write(b)
+}
+
+// Close closes the connection once and forgets it.
+func (c *streamConn) Close() error {
+	c.closed.Do(func() { c.g.streams.drop(c.RemoteAddr(), c.LocalAddr(), c) })
+	return c.Conn.Close()
 }
 
 // WriteTo lets the gate answer on the connection (the address is implied).

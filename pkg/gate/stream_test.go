@@ -22,7 +22,7 @@ func streamPair(t *testing.T, g *gate.Gate) (server, client net.Conn) {
 	if err != nil {
 		t.Fatalf("listen tcp: %v", err)
 	}
-	return acceptPair(t, gate.Listener(ln, g, time.Second), func() (net.Conn, error) {
+	return acceptPair(t, gate.Listener(ln, g, time.Second, nil), func() (net.Conn, error) {
 		return net.Dial("tcp4", ln.Addr().String())
 	})
 }

@@ -62,7 +62,7 @@ func tlsPair(t *testing.T, g *gate.Gate, timeout time.Duration, raw bool) (serve
 	if err != nil {
 		t.Fatalf("listen tcp: %v", err)
 	}
-	ln := gate.Listener(tls.NewListener(inner, serverCfg), g, timeout)
+	ln := gate.Listener(tls.NewListener(inner, serverCfg), g, timeout, nil)
 	return acceptPair(t, ln, func() (net.Conn, error) {
 		c, err := net.Dial("tcp4", inner.Addr().String())
 		if err != nil || raw {

@@ -68,8 +68,13 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 	m.permRejected.WithLabelValues("peer_denied")
 	cs := []prometheus.Collector{m.created, m.rejected, m.permRejected, m.reloads, m.reloadOK, m.reloadTime,
 		m.forceClosed, newStateCollector(src)}
-	for _, c := range cs {
+	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
+			// All or nothing: the caller has no handle on what was
+			// registered, so it could neither use nor remove it.
+			for _, done := range cs[:i] {
+				reg.Unregister(done)
+			}
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"encoding/binary"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -28,10 +29,25 @@ type Conn struct {
 	once   sync.Once
 }
 
-// clientPath is where the downlink goes: the client's address via the lane socket.
+// clientPath is where the downlink goes: the client's address via the lane
+// socket, or the client's TCP/TLS connection.
 type clientPath struct {
-	sock *net.UDPConn
-	addr netip.AddrPort
+	sock   *net.UDPConn
+	stream io.Writer // set for stream clients; Write must be safe for concurrent use (net.Conn is)
+	addr   netip.AddrPort
+}
+
+func (cp *clientPath) key() clientKey { return clientKey{client: unmap(cp.addr), stream: cp.stream != nil} }
+
+// send writes one message to the client.
+func (cp *clientPath) send(b []byte) {
+	// A lost message is lost: UDP gives no better promise, and a broken
+	// stream ends the allocation through pion's read loop.
+	if cp.stream != nil {
+		_, _ = cp.stream.Write(b)
+		return
+	}
+	_, _ = cp.sock.WriteToUDPAddrPort(b, cp.addr)
 }
 
 // channel is one channel binding as the downlink sees it.
@@ -79,8 +95,13 @@ func (c *Conn) relayDown(p []byte, n int, from netip.AddrPort, cp *clientPath) b
 		h := p[c.head-4 : c.head]
 		binary.BigEndian.PutUint16(h[0:], num)
 		binary.BigEndian.PutUint16(h[2:], uint16(n))
-		// A lost datagram is lost; UDP gives no better promise.
-		_, _ = cp.sock.WriteToUDPAddrPort(p[c.head-4:c.head+n], cp.addr)
+		end := c.head + n
+		if cp.stream != nil { // RFC 8656 §12.5: padded to 4 bytes on streams
+			pad := (4 - n%4) % 4
+			clear(p[end : end+pad])
+			end += pad
+		}
+		cp.send(p[c.head-4 : end])
 		return true
 	}
 	if !c.permitted(from.Addr()) {
@@ -96,7 +117,7 @@ func (c *Conn) relayDown(p []byte, n int, from netip.AddrPort, cp *clientPath) b
 	binary.BigEndian.PutUint32(txid[8:], uint32(c.txids.Uint64()))
 	total := putDataIndication(p[start:c.head], txid, from, n)
 	clear(p[c.head+n : start+total]) // padding
-	_, _ = cp.sock.WriteToUDPAddrPort(p[start:start+total], cp.addr)
+	cp.send(p[start : start+total])
 	return true
 }
 

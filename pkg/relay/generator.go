@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -197,10 +198,10 @@ func (g *Generator) forget(c *Conn) {
 	}
 	g.mu.Unlock()
 	if cp := c.client.Load(); cp != nil {
-		g.byClient.del(unmap(cp.addr), c)
+		g.byClient.del(cp.key(), c)
 		if chans := c.chans.Load(); chans != nil {
 			for _, ch := range *chans {
-				g.up.del(upKey{client: unmap(cp.addr), number: ch.number}, c)
+				g.up.del(upKey{client: unmap(cp.addr), stream: cp.stream != nil, number: ch.number}, c)
 			}
 		}
 	}
@@ -215,20 +216,32 @@ func (g *Generator) SetDontFragment(relayAddr net.Addr) error {
 	return setDontFragment(cc.UDPConn)
 }
 
-// AttachClient tells the relay advertised as relayAddr who its client is, which
-// turns on the fast paths for it if it came in on a UDP lane.
-func (g *Generator) AttachClient(relayAddr, client net.Addr) error {
+// AttachClient tells the relay advertised as relayAddr who its client is,
+// which turns on the fast paths for it: a UDP client is answered through the
+// allocation's lane; a TCP or TLS client through stream, its connection
+// (nil leaves a stream client to pion).
+func (g *Generator) AttachClient(relayAddr, client net.Addr, stream io.Writer) error {
 	cc, err := g.conn(relayAddr)
 	if err != nil {
 		return fmt.Errorf("attach client: %w", err)
 	}
-	ua, ok := client.(*net.UDPAddr)
-	if !ok || cc.lane == nil {
-		return nil // a stream client: pion relays for it
+	var cp *clientPath
+	switch a := client.(type) {
+	case *net.UDPAddr:
+		if cc.lane == nil {
+			return nil
+		}
+		cp = &clientPath{sock: cc.lane, addr: a.AddrPort()}
+	case *net.TCPAddr:
+		if stream == nil {
+			return nil
+		}
+		cp = &clientPath{stream: stream, addr: a.AddrPort()}
+	default:
+		return nil
 	}
-	cp := &clientPath{sock: cc.lane, addr: ua.AddrPort()}
 	cc.client.Store(cp)
-	g.byClient.set(unmap(cp.addr), cc)
+	g.byClient.set(cp.key(), cc)
 	return nil
 }
 
@@ -270,7 +283,7 @@ func (g *Generator) BindChannel(relayAddr, peer net.Addr, number uint16, unbind 
 	if cp == nil {
 		return nil
 	}
-	k := upKey{client: unmap(cp.addr), number: number}
+	k := upKey{client: unmap(cp.addr), stream: cp.stream != nil, number: number}
 	if unbind {
 		g.up.del(k, cc)
 		return nil

@@ -12,9 +12,12 @@ import (
 // pion's channel events, so an expired or deleted channel stops relaying the
 // moment pion drops it.
 
-// upKey identifies a channel from the client side: its address and number.
+// upKey identifies a channel from the client side: its address, whether it
+// speaks over a stream (TCP/TLS; the same address may also be a UDP
+// client), and the channel number.
 type upKey struct {
 	client netip.AddrPort // unmapped
+	stream bool
 	number uint16
 }
 
@@ -72,20 +75,26 @@ func (t *upTable) del(k upKey, conn *Conn) {
 	s.mu.Unlock()
 }
 
-// clientTable finds the allocation of a UDP client, for Send indications.
+// clientKey identifies a client: its address and whether it uses a stream.
+type clientKey struct {
+	client netip.AddrPort // unmapped
+	stream bool
+}
+
+// clientTable finds a client's allocation, for Send indications.
 type clientTable struct {
 	shards [upShards]struct {
 		mu sync.RWMutex
-		m  map[netip.AddrPort]*Conn
+		m  map[clientKey]*Conn
 		_  [32]byte
 	}
 }
 
-func (t *clientTable) shard(a netip.AddrPort) int {
-	return (&upTable{}).shard(upKey{client: a})
+func (t *clientTable) shard(a clientKey) int {
+	return (&upTable{}).shard(upKey{client: a.client})
 }
 
-func (t *clientTable) get(a netip.AddrPort) *Conn {
+func (t *clientTable) get(a clientKey) *Conn {
 	s := &t.shards[t.shard(a)]
 	s.mu.RLock()
 	c := s.m[a]
@@ -93,17 +102,17 @@ func (t *clientTable) get(a netip.AddrPort) *Conn {
 	return c
 }
 
-func (t *clientTable) set(a netip.AddrPort, c *Conn) {
+func (t *clientTable) set(a clientKey, c *Conn) {
 	s := &t.shards[t.shard(a)]
 	s.mu.Lock()
 	if s.m == nil {
-		s.m = make(map[netip.AddrPort]*Conn)
+		s.m = make(map[clientKey]*Conn)
 	}
 	s.m[a] = c
 	s.mu.Unlock()
 }
 
-func (t *clientTable) del(a netip.AddrPort, c *Conn) {
+func (t *clientTable) del(a clientKey, c *Conn) {
 	s := &t.shards[t.shard(a)]
 	s.mu.Lock()
 	if s.m[a] == c {
@@ -119,23 +128,34 @@ func (t *clientTable) del(a netip.AddrPort, c *Conn) {
 //
 // Hot path: one call per client datagram; no allocation.
 func (g *Generator) Relay(pkt []byte, client netip.AddrPort) bool {
+	return g.relay(pkt, client, false)
+}
+
+// RelayStream is Relay for one frame of a TCP or TLS client.
+//
+// Hot path: one call per client frame; no allocation.
+func (g *Generator) RelayStream(pkt []byte, client netip.AddrPort) bool {
+	return g.relay(pkt, client, true)
+}
+
+func (g *Generator) relay(pkt []byte, client netip.AddrPort, stream bool) bool {
 	switch {
 	case len(pkt) >= 4 && pkt[0]&0xC0 == 0x40:
-		return g.RelayChannelData(pkt, client)
+		return g.relayChannelData(pkt, client, stream)
 	case len(pkt) >= stunHeader && pkt[0] == 0 && pkt[1] == typeSendIndication:
-		return g.relaySend(pkt, client)
+		return g.relaySend(pkt, client, stream)
 	}
 	return false
 }
 
 // relaySend relays a Send indication (RFC 8656 §11.2) if the client's
 // allocation has a permission for the peer.
-func (g *Generator) relaySend(pkt []byte, client netip.AddrPort) bool {
+func (g *Generator) relaySend(pkt []byte, client netip.AddrPort, stream bool) bool {
 	peer, data, ok := parseSend(pkt)
 	if !ok {
 		return false
 	}
-	c := g.byClient.get(unmap(client))
+	c := g.byClient.get(clientKey{client: unmap(client), stream: stream})
 	if c == nil {
 		return false
 	}
@@ -153,6 +173,10 @@ func (g *Generator) relaySend(pkt []byte, client netip.AddrPort) bool {
 //
 // Hot path: one call per client datagram; no allocation.
 func (g *Generator) RelayChannelData(pkt []byte, client netip.AddrPort) bool {
+	return g.relayChannelData(pkt, client, false)
+}
+
+func (g *Generator) relayChannelData(pkt []byte, client netip.AddrPort, stream bool) bool {
 	if len(pkt) < 4 {
 		return false
 	}
@@ -160,7 +184,7 @@ func (g *Generator) RelayChannelData(pkt []byte, client netip.AddrPort) bool {
 	if 4+length > len(pkt) {
 		return false // truncated: pion drops it with a log line
 	}
-	r, ok := g.up.get(upKey{client: unmap(client), number: binary.BigEndian.Uint16(pkt[0:2])})
+	r, ok := g.up.get(upKey{client: unmap(client), stream: stream, number: binary.BigEndian.Uint16(pkt[0:2])})
 	if !ok {
 		return false
 	}

@@ -98,7 +98,8 @@ func (s *Server) events() turn.EventHandler {
 				Client: src, Server: dst, Transport: t, User: userID, Realm: realm,
 				Relay: relayAddr, Created: time.Now(),
 			})
-			if err := s.relay.AttachClient(relayAddr, src); err != nil {
+			stream, _ := s.gate.Stream(src, dst) // nil for UDP clients
+			if err := s.relay.AttachClient(relayAddr, src, stream); err != nil {
 				s.log.Warn("fast path not attached", "relay", relayAddr.String(), "err", err)
 			}
 			df := s.gate.TakeDontFragment(src, dst)
@@ -119,10 +120,12 @@ func (s *Server) events() turn.EventHandler {
 		OnPermissionDeleted: func(_, _ net.Addr, _, _, _ string, relayAddr net.Addr, peer net.IP) {
 			_ = s.relay.Permit(relayAddr, peer, true)
 		},
-		OnChannelCreated: func(_, _ net.Addr, _, _, _ string, relayAddr, peer net.Addr, number uint16) {
+		OnChannelCreated: func(src, _ net.Addr, _, _, _ string, relayAddr, peer net.Addr, number uint16) {
 			if err := s.relay.BindChannel(relayAddr, peer, number, false); err != nil {
 				s.log.Warn("channel not mirrored to the fast path", "relay", relayAddr.String(), "err", err)
 			}
+			s.log.Debug("channel bound", "client", src.String(), "relay", relayAddr.String(),
+				"peer", peer.String(), "channel", number)
 		},
 		OnChannelDeleted: func(_, _ net.Addr, _, _, _ string, relayAddr, peer net.Addr, number uint16) {
 			_ = s.relay.BindChannel(relayAddr, peer, number, true)

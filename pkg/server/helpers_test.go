@@ -37,6 +37,9 @@ func testConfig() config.Config {
 	return cfg
 }
 
+// testOptions are the options of a plain test server.
+func testOptions() server.Options { return server.Options{Config: testConfig()} }
+
 // start guards t (timeout and goroutine leaks), then runs a server on opts
 // and closes it when the test ends. Cleanups run last-in first-out, so the
 // leak check registered here runs after the server and every client
@@ -44,9 +47,6 @@ func testConfig() config.Config {
 func start(t *testing.T, opts server.Options) *server.Server {
 	t.Helper()
 	guard(t)
-	if opts.Config.Realm == "" {
-		opts.Config = testConfig()
-	}
 	s, err := server.New(opts)
 	if err != nil {
 		t.Fatalf("new server: %v", err)
@@ -181,15 +181,17 @@ func wantByTransport(t *testing.T, r *allocation.Registry, udp, tcp, tls int) {
 	}
 }
 
-// fakeObserver records what the server reports. The server calls it before
-// it answers the request concerned, so a test reads it once the client has
-// its response, without waiting.
+// fakeObserver records what the server reports. pion's handlers call it
+// before they answer, so a test may read it once the client has its
+// response; the gate's own answers (300, 442) are reported just after they
+// are sent, so for those a test waits with waitRejected.
 type fakeObserver struct {
 	mu       sync.Mutex
 	created  []allocation.Transport
 	rejected []string
 	denied   []string
 	reloads  []bool
+	changed  chan struct{} // coalesced wake-up after every rejection
 }
 
 var _ server.Observer = (*fakeObserver)(nil)
@@ -204,6 +206,38 @@ func (o *fakeObserver) AllocationRejected(reason string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.rejected = append(o.rejected, reason)
+	select {
+	case o.wake() <- struct{}{}:
+	default:
+	}
+}
+
+// wake returns the notification channel; o.mu is held.
+func (o *fakeObserver) wake() chan struct{} {
+	if o.changed == nil {
+		o.changed = make(chan struct{}, 1)
+	}
+	return o.changed
+}
+
+// waitRejected waits until n allocation rejections have been reported.
+func (o *fakeObserver) waitRejected(t *testing.T, n int) {
+	t.Helper()
+	timer := time.NewTimer(waitTimeout)
+	defer timer.Stop()
+	for {
+		o.mu.Lock()
+		got, ch := len(o.rejected), o.wake()
+		o.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			t.Fatalf("%d allocation rejections reported, want %d", got, n)
+		}
+	}
 }
 
 func (o *fakeObserver) PermissionRejected(reason string) {
@@ -257,9 +291,6 @@ func mustPermit(t *testing.T, c *testturn.Client, peer *net.UDPAddr) {
 		t.Fatalf("CreatePermission %v: error %d", peer, code)
 	}
 }
-
-// testOptions are the options of a plain test server.
-func testOptions() server.Options { return server.Options{Config: testConfig()} }
 
 // serverUnderTest lets a table test dial clients and remember the last
 // Allocate response it asked for.

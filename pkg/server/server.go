@@ -177,7 +177,7 @@ func (s *Server) startTURN(cfg config.Config) error {
 	var lcs []turn.ListenerConfig
 	for _, ln := range append(append([]net.Listener(nil), s.tcp...), s.tls...) {
 		lcs = append(lcs, turn.ListenerConfig{
-			Listener:              gate.Listener(ln, s.gate, tlsHandshakeTimeout),
+			Listener:              gate.Listener(ln, s.gate, tlsHandshakeTimeout, s.relay.RelayStream),
 			RelayAddressGenerator: s.relayGenerator(nil, nil),
 			PermissionHandler:     s.permit,
 		})

@@ -64,7 +64,7 @@ func TestDrainKeepsLiveRelaysAndExitsWhenTheyEnd(t *testing.T) {
 	}
 	// Both runs have allocated (probe + clients each) and are sending.
 	srv.waitLogCount("allocation created", 2*m, 30*time.Second)
-	srv.waitLog("Relay socket", 30*time.Second) // pion's debug line for relayed peer data: traffic flows
+	srv.waitLogCount("channel bound", 2*m, 30*time.Second) // uclient binds, then sends at once
 	drainSignalled(t, srv, syscall.SIGTERM)
 
 	fresh := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
@@ -115,7 +115,7 @@ func TestDrainExitsWhenLastTCPClientReleases(t *testing.T) {
 	// The probe allocation comes and goes first; the clients' allocations
 	// are live once their data flows.
 	srv.waitLogCount("allocation created", m+1, 30*time.Second)
-	srv.waitLog("Relay socket", 30*time.Second)
+	srv.waitLogCount("channel bound", m, 30*time.Second)
 	drainSignalled(t, srv, syscall.SIGTERM)
 	r := <-done
 	finished := time.Now()

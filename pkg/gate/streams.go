@@ -1,0 +1,56 @@
+package gate
+
+import (
+	"io"
+	"net"
+	"sync"
+)
+
+// typeSendIndication is the STUN type of a Send indication (RFC 8656 §11.2).
+const typeSendIndication = 0x0016
+
+// streamTable remembers the live TCP/TLS client connections by 5-tuple, so
+// that the server can give a new allocation's relay the connection to
+// answer its client on. Entries come and go with connections, never per packet.
+type streamTable struct {
+	mu sync.Mutex
+	m  map[fiveTuple]*streamConn
+}
+
+func (t *streamTable) put(client, server net.Addr, c *streamConn) {
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = make(map[fiveTuple]*streamConn)
+	}
+	t.m[fiveTuple{client.String(), server.String()}] = c
+	t.mu.Unlock()
+}
+
+func (t *streamTable) drop(client, server net.Addr, c *streamConn) {
+	k := fiveTuple{client.String(), server.String()}
+	t.mu.Lock()
+	if t.m[k] == c {
+		delete(t.m, k)
+	}
+	t.mu.Unlock()
+}
+
+// Stream returns the connection of the TCP/TLS client at client that reached
+// the listener at server, as a writer for the relay's downlink fast path.
+// Writes are whole frames and safe for concurrent use (the connection's).
+func (g *Gate) Stream(client, server net.Addr) (io.Writer, bool) {
+	g.streams.mu.Lock()
+	defer g.streams.mu.Unlock()
+	c, ok := g.streams.m[fiveTuple{client.String(), server.String()}]
+	if !ok {
+		return nil, false
+	}
+	return c.Conn, true
+}
+
+// Streams returns how many TCP/TLS client connections are live.
+func (g *Gate) Streams() int {
+	g.streams.mu.Lock()
+	defer g.streams.mu.Unlock()
+	return len(g.streams.m)
+}

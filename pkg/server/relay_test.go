@@ -1,0 +1,130 @@
+package server_test
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/internal/testturn"
+	"github.com/turnd/turnd/pkg/allocation"
+)
+
+// TestRelay allocates, permits and echoes through a relay over each client
+// transport, and follows the registry from creation to the allocation's end:
+// a Refresh of 0 over UDP, a closed connection over TCP.
+func TestRelay(t *testing.T) {
+	tests := []struct {
+		network   string
+		transport allocation.Transport
+		udp, tcp  int
+	}{
+		{"udp", allocation.UDP, 1, 0},
+		{"tcp", allocation.TCP, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.network, func(t *testing.T) {
+			obs := &fakeObserver{}
+			opts := testOptions()
+			opts.Observer = obs
+			s := start(t, opts)
+			peer := echoPeer(t)
+			reg := s.Registry()
+
+			c := dial(t, s, tt.network)
+			relayed := c.MustAllocate()
+			if !relayed.IP.IsLoopback() || relayed.Port < 49152 {
+				t.Errorf("relayed address %v, want 127.0.0.1 in the default port range", relayed)
+			}
+			waitCount(t, reg, 1)
+			wantByTransport(t, reg, tt.udp, tt.tcp, 0)
+			if got := reg.UserCount("demo"); got != 1 {
+				t.Errorf("UserCount(demo) = %d, want 1", got)
+			}
+			mustPermit(t, c, peer)
+			mustEcho(t, c, peer, "hello over "+tt.network)
+			if got := obs.Created(); len(got) != 1 || got[0] != tt.transport {
+				t.Errorf("AllocationCreated calls %v, want [%v]", got, tt.transport)
+			}
+
+			if tt.network == "udp" {
+				if code := c.Refresh(0); code != 0 {
+					t.Fatalf("refresh 0: error %d", code)
+				}
+			} else {
+				c.Close()
+			}
+			waitCount(t, reg, 0)
+			wantByTransport(t, reg, 0, 0, 0)
+			if got := reg.UserCount("demo"); got != 0 {
+				t.Errorf("UserCount(demo) after the end = %d, want 0", got)
+			}
+			// Relay sockets publish their tallies in batches and when they
+			// close, so the totals are exact only once the allocation is gone.
+			if tr := s.Traffic(); tr.ToPeerPackets.Load() == 0 || tr.FromPeerPackets.Load() == 0 {
+				t.Errorf("traffic counters did not move: to peer %d, from peer %d",
+					tr.ToPeerPackets.Load(), tr.FromPeerPackets.Load())
+			}
+		})
+	}
+}
+
+// TestMixedTransports keeps UDP and TCP allocations live together so the
+// classification is checked on one registry, then ends them one by one.
+func TestMixedTransports(t *testing.T) {
+	s := start(t, testOptions())
+	reg := s.Registry()
+	u1, u2 := dial(t, s, "udp"), dial(t, s, "udp")
+	c1 := dial(t, s, "tcp")
+	for _, c := range []interface{ MustAllocate() *net.UDPAddr }{u1, u2, c1} {
+		c.MustAllocate()
+	}
+	waitCount(t, reg, 3)
+	wantByTransport(t, reg, 2, 1, 0)
+
+	c1.Close()
+	waitCount(t, reg, 2)
+	wantByTransport(t, reg, 2, 0, 0)
+	if code := u1.Refresh(0); code != 0 {
+		t.Fatalf("refresh 0: error %d", code)
+	}
+	waitCount(t, reg, 1)
+	wantByTransport(t, reg, 1, 0, 0)
+}
+
+// TestLifetime checks the lifetime a client gets: the default when it asks
+// for none, what it asks for under the cap, and the cap above it. The cap is
+// 30 minutes: pion ignores a LIFETIME of an hour or more and grants its
+// default instead, so the default cap of 1h would be granted as 10 minutes.
+func TestLifetime(t *testing.T) {
+	tests := []struct {
+		name string
+		ask  time.Duration // 0: no LIFETIME attribute
+		want time.Duration
+	}{
+		{"default", 0, 10 * time.Minute},
+		{"under the cap", 20 * time.Minute, 20 * time.Minute},
+		{"capped at limits.max_lifetime", 5 * time.Hour, 30 * time.Minute},
+	}
+	opts := testOptions()
+	opts.Config.Limits.MaxLifetime = 30 * time.Minute
+	s := start(t, opts)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := dial(t, s, "udp")
+			var resp *stun.Message
+			if tt.ask == 0 {
+				resp = c.Allocate()
+			} else {
+				resp = c.Allocate(testturn.Lifetime(tt.ask))
+			}
+			if code := testturn.ErrorCode(resp); code != 0 {
+				t.Fatalf("allocate: error %d", code)
+			}
+			if got := testturn.LifetimeOf(t, resp); got != tt.want {
+				t.Errorf("lifetime %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
