@@ -37,7 +37,9 @@ type clientPath struct {
 	addr   netip.AddrPort
 }
 
-func (cp *clientPath) key() clientKey { return clientKey{client: unmap(cp.addr), stream: cp.stream != nil} }
+func (cp *clientPath) key() clientKey {
+	return clientKey{client: unmap(cp.addr), stream: cp.stream != nil}
+}
 
 // send writes one message to the client.
 func (cp *clientPath) send(b []byte) {
