@@ -270,3 +270,10 @@ func (c *Client) BindingMapped() *net.UDPAddr {
 	}
 	return &net.UDPAddr{IP: a.IP, Port: a.Port}
 }
+
+// ChannelBind binds channel number to peer and returns the response.
+func (c *Client) ChannelBind(number uint16, peer *net.UDPAddr) *stun.Message {
+	v := make([]byte, 4)
+	binary.BigEndian.PutUint16(v, number)
+	return c.Request(stun.MethodChannelBind, RawAttr(stun.AttrChannelNumber, v), PeerAddr(peer))
+}

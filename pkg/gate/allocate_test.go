@@ -275,3 +275,37 @@ func TestLifetimeCap(t *testing.T) {
 		})
 	}
 }
+
+// TestChannelBindToDeniedPeerIs403: the gate answers a signed 403 where pion
+// would answer 401, and lets allowed peers through.
+func TestChannelBindToDeniedPeerIs403(t *testing.T) {
+	p := strictPolicy()
+	p.PeerAllowed = func(ip net.IP) bool { return !ip.Equal(net.IPv4(169, 254, 169, 254)) }
+	var refused []net.IP
+	g := gate.New(p, gate.Hooks{PeerRefused: func(_ string, ip net.IP) { refused = append(refused, ip) }})
+	chanNum := stun.RawAttribute{Type: stun.AttrChannelNumber, Value: []byte{0x40, 0x00, 0, 0}}
+	for _, tc := range []struct {
+		peer net.IP
+		want gate.Verdict
+	}{
+		{net.IPv4(169, 254, 169, 254), gate.Answered},
+		{net.IPv4(192, 0, 2, 80), gate.Pass},
+	} {
+		req := request(t, stun.MethodChannelBind, testUser, aliceKey(), true, chanNum,
+			xorAddr{stun.AttrXORPeerAddress, tc.peer, 80})
+		r := &responder{}
+		if _, v := g.Inspect(req, clientAddr(), localAddr(), r); v != tc.want {
+			t.Fatalf("peer %v: verdict %v, want %v", tc.peer, v, tc.want)
+		}
+		if tc.want == gate.Answered {
+			resp := r.onlyReply(t)
+			checkSigned(t, resp, aliceKey())
+			if code := errorCode(t, resp); code != stun.CodeForbidden {
+				t.Fatalf("reply code %d, want 403", code)
+			}
+		}
+	}
+	if len(refused) != 1 {
+		t.Fatalf("PeerRefused called %d times, want 1", len(refused))
+	}
+}

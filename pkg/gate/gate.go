@@ -58,10 +58,11 @@ func (g *Gate) SetPolicy(p *Policy) { g.policy.Store(p) }
 
 // STUN message types (RFC 8489 §5, RFC 8656 §17) of the requests the gate reads.
 const (
-	typeAllocateRequest = 0x0003
-	typeRefreshRequest  = 0x0004
-	classMask           = 0x0110
-	classRequest        = 0x0000
+	typeAllocateRequest    = 0x0003
+	typeRefreshRequest     = 0x0004
+	typeChannelBindRequest = 0x0009
+	classMask              = 0x0110
+	classRequest           = 0x0000
 )
 
 // Inspect decides what happens to one client packet. pkt is not retained;
@@ -84,7 +85,7 @@ func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Ve
 		return nil, Pass, 0
 	}
 	p := g.policy.Load()
-	if t != typeAllocateRequest && t != typeRefreshRequest && !p.MultiKey {
+	if t != typeAllocateRequest && t != typeRefreshRequest && t != typeChannelBindRequest && !p.MultiKey {
 		return nil, Pass, 0
 	}
 	return g.inspectRequest(p, pkt, src, local, r)

@@ -20,6 +20,10 @@ type Policy struct {
 	MaxLifetime time.Duration
 	// Alternates are offered with 300 Try Alternate while not accepting.
 	Alternates []*net.UDPAddr
+	// PeerAllowed is the peer filter. The gate applies it to ChannelBind,
+	// which pion refuses with 401 (that reads as bad credentials) where
+	// RFC 8656 §12.2 wants 403; nil lets every peer through to pion.
+	PeerAllowed func(net.IP) bool
 }
 
 // Hooks connect the gate to the rest of turnd; every field may be nil.
@@ -30,4 +34,6 @@ type Hooks struct {
 	Redirected func(user string, alternate *net.UDPAddr)
 	// TCPRefused is called after a 442 for a refused TCP allocation.
 	TCPRefused func(user string)
+	// PeerRefused is called after a 403 for a ChannelBind to a denied peer.
+	PeerRefused func(user string, peer net.IP)
 }

@@ -43,6 +43,15 @@ func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Resp
 		if lifetimeAbove(msg, p.MaxLifetime) {
 			return resign(msg, key, p.MaxLifetime, edits{}), Rewrite, 0
 		}
+	case stun.NewType(stun.MethodChannelBind, stun.ClassRequest):
+		var peer stun.XORMappedAddress
+		if p.PeerAllowed != nil && peer.GetFromAs(msg, stun.AttrXORPeerAddress) == nil && !p.PeerAllowed(peer.IP) {
+			g.reply(msg, key, src, r, stun.CodeForbidden)
+			if g.hooks.PeerRefused != nil {
+				g.hooks.PeerRefused(userID, peer.IP)
+			}
+			return nil, Answered, 0
+		}
 	}
 	return nil, Pass, 0
 }

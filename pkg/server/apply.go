@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/auth"
@@ -61,9 +62,21 @@ func (s *Server) policy(cfg config.Config) *gate.Policy {
 		Keys:           func(u, r string) (string, [][]byte, error) { return s.creds.Load().Keys(u, r) },
 		MultiKey:       len(cfg.Auth.Secrets) > 1,
 		TCPAllocations: cfg.Relay.TCPAllocations,
-		MaxLifetime:    cfg.Limits.MaxLifetime,
+		MaxLifetime:    grantableLifetime(cfg.Limits.MaxLifetime),
 		Alternates:     alts,
+		PeerAllowed:    func(ip net.IP) bool { return s.peers.Load().Allowed(ip) },
 	}
+}
+
+// pionMaxLifetime is the longest LIFETIME pion grants as asked: it answers a
+// request of an hour or more with its 10-minute default instead.
+const pionMaxLifetime = time.Hour - time.Second
+
+// grantableLifetime is the cap the gate applies so that a client asking for
+// limits.max_lifetime (default 1h) gets as close to it as pion allows, rather
+// than pion's 10-minute default.
+func grantableLifetime(max time.Duration) time.Duration {
+	return min(max, pionMaxLifetime)
 }
 
 // alternates resolves drain.alternate_servers. ALTERNATE-SERVER carries an

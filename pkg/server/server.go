@@ -103,6 +103,10 @@ func New(opts Options) (*Server, error) {
 		Accepting:  s.accepting,
 		Redirected: func(string, *net.UDPAddr) { s.obs.AllocationRejected(RejectRedirected) },
 		TCPRefused: func(string) { s.obs.AllocationRejected(RejectTCPDisabled) },
+		PeerRefused: func(user string, peer net.IP) {
+			s.obs.PermissionRejected(RejectPeerDenied)
+			s.log.Info("peer refused", "user", user, "peer", peer)
+		},
 	})
 	if err := s.bind(cfg); err != nil {
 		s.closeSockets()

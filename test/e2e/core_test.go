@@ -89,13 +89,18 @@ func TestPeerFilter(t *testing.T) {
 			t.Errorf("CreatePermission to %s: got %d, want 403", denied, code)
 		}
 	}
+	// ChannelBind is refused the same way, signed (pion alone would say 401).
+	resp := c.ChannelBind(0x4000, &net.UDPAddr{IP: net.ParseIP("169.254.169.254"), Port: 80})
+	if code := testturn.ErrorCode(resp); code != 403 || !c.Signed(resp) {
+		t.Errorf("ChannelBind to a denied peer: %d (signed %v), want signed 403", code, c.Signed(resp))
+	}
 	if code := c.Permit(peer); code != 0 {
 		t.Fatalf("CreatePermission to allowed peer: error %d", code)
 	}
 	if !c.Echo(peer, "through the relay") {
 		t.Fatal("allowed peer did not echo through the relay")
 	}
-	if got := srv.metric(`turnd_permissions_rejected_total{reason="peer_denied"}`); got < 4 {
+	if got := srv.metric(`turnd_permissions_rejected_total{reason="peer_denied"}`); got < 6 {
 		t.Fatalf("peer_denied = %v", got)
 	}
 }
@@ -184,6 +189,8 @@ func TestTCPAllocationsCanBeSwitchedOff(t *testing.T) {
 }
 
 // TestLifetimeCappedAndBindingAnswered checks max_lifetime and STUN Binding.
+// With the default cap (1h) a client asking for more gets just under an
+// hour: pion would answer a full hour with its 10-minute default.
 func TestLifetimeCappedAndBindingAnswered(t *testing.T) {
 	cfg := testConfig()
 	cfg.Limits.MaxLifetime = 5 * time.Minute
@@ -192,6 +199,10 @@ func TestLifetimeCappedAndBindingAnswered(t *testing.T) {
 	resp := c.Allocate(testturn.Lifetime(50 * time.Minute))
 	if got := testturn.LifetimeOf(t, resp); got != 5*time.Minute {
 		t.Fatalf("granted lifetime %v, want 5m", got)
+	}
+	d := testturn.Dial(t, "udp", start(t, testConfig()).UDP, "demo", "demo")
+	if got := testturn.LifetimeOf(t, d.Allocate(testturn.Lifetime(2*time.Hour))); got != time.Hour-time.Second {
+		t.Fatalf("default cap: granted %v for 2h, want 59m59s", got)
 	}
 	if got := c.BindingMapped(); got == nil || !got.IP.Equal(net.IPv4(127, 0, 0, 1)) {
 		t.Fatalf("binding: mapped address %v", got)
