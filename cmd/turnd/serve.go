@@ -38,6 +38,7 @@ func serve(path string, _, stderr io.Writer) int {
 	}
 	osSignals := notifySignals()
 	log, level := newLogger(stderr, cfg.Log.Format, cfg.Log.Level)
+	startProfiler(log)
 	started := time.Now()
 
 	reg := prometheus.NewRegistry()

@@ -88,15 +88,23 @@ func (g *Generator) family(network string) (bind, external net.IP, v6 bool, err 
 // eachPort calls try on the requested port, or on every port of the range
 // from a random start until try succeeds: a full range is reported as
 // ErrNoFreePort (pion then answers 508), never as a hang.
+//
+// Even ports are tried first. A client asking for EVEN-PORT with a
+// reservation (RTP/RTCP pairs, as coturn's uclient does) later needs P+1;
+// pion reserves the number but does not hold the port, so keeping turnd's
+// own allocations off odd ports while even ones remain leaves P+1 free.
 func (g *Generator) eachPort(requested int, try func(port int) error) error {
 	if requested != 0 {
 		return try(requested)
 	}
 	span := g.opts.MaxPort - g.opts.MinPort + 1
 	start := rand.IntN(span)
-	for i := 0; i < span; i++ {
-		if try(g.opts.MinPort+(start+i)%span) == nil {
-			return nil
+	for _, parity := range []int{0, 1} {
+		for i := 0; i < span; i++ {
+			p := g.opts.MinPort + (start+i)%span
+			if p%2 == parity && try(p) == nil {
+				return nil
+			}
 		}
 	}
 	return ErrNoFreePort

@@ -114,3 +114,24 @@ func TestExhaustedRangeFailsFast(t *testing.T) {
 		t.Fatalf("udp6 without IPv6 relay: %v", err)
 	}
 }
+
+func TestEvenPortsFirst(t *testing.T) {
+	lo, hi := freePortRange(t, 8)
+	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: lo, MaxPort: hi})
+	var conns []net.PacketConn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := 0; i < 8; i++ {
+		c, addr, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		if even := addr.(*net.UDPAddr).Port%2 == 0; even != (i < 4) {
+			t.Fatalf("allocation %d got port %d: even ports must come first", i, addr.(*net.UDPAddr).Port)
+		}
+	}
+}

@@ -26,6 +26,10 @@ func testConfig() config.Config {
 	cfg.Listen.UDP = []string{"127.0.0.1:0"}
 	cfg.Listen.TCP = []string{"127.0.0.1:0"}
 	cfg.HTTP.Address = "127.0.0.1:0"
+	// Relay ports above the kernel's ephemeral range (32768-60999): on one
+	// machine the clients' own sockets would otherwise take relay ports,
+	// such as the P+1 an EVEN-PORT reservation promised.
+	cfg.Relay.MinPort, cfg.Relay.MaxPort = 61000, 65535
 	cfg.Auth.Users = map[string]string{"demo": "demo"}
 	cfg.Peers.AllowLoopback = true
 	cfg.Log = config.Log{Level: "debug", Format: "json"}
