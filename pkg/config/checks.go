@@ -159,6 +159,19 @@ func (c Config) checkLimits(v *validator) {
 	if l.ChannelLifetime <= 0 {
 		v.add("limits.channel_lifetime", "must be > 0")
 	}
+	for path, n := range map[string]int{
+		"limits.ip_allocations":             l.IPAllocations,
+		"limits.permissions_per_allocation": l.PermissionsPerAllocation,
+		"limits.channels_per_allocation":    l.ChannelsPerAllocation,
+		"limits.unauthenticated_rate":       l.UnauthenticatedRate,
+	} {
+		if n < 0 {
+			v.add(path, "must be >= 0 (0 means unlimited)")
+		}
+	}
+	if l.IdleConnectionTimeout <= 0 {
+		v.add("limits.idle_connection_timeout", "must be > 0")
+	}
 }
 
 func (c Config) checkDrain(v *validator) {

@@ -110,6 +110,23 @@ type Limits struct {
 	PermissionLifetime time.Duration `yaml:"permission_lifetime"`
 	// ChannelLifetime is how long a channel binding lives. Default 10m; must be > 0.
 	ChannelLifetime time.Duration `yaml:"channel_lifetime"`
+	// IPAllocations caps live allocations per client IP address. Default 0 (unlimited).
+	IPAllocations int `yaml:"ip_allocations"`
+	// PermissionsPerAllocation caps the peers one allocation may permit;
+	// more are answered 508. Default 64; 0 means unlimited.
+	PermissionsPerAllocation int `yaml:"permissions_per_allocation"`
+	// ChannelsPerAllocation caps the channels one allocation may bind; more
+	// are answered 508. Default 64; 0 means unlimited.
+	ChannelsPerAllocation int `yaml:"channels_per_allocation"`
+	// UnauthenticatedRate is how many requests per second one client IP may
+	// send without credentials or with failing ones (the first leg of every
+	// Allocate counts, and STUN Binding); past it, with a burst of twice the
+	// rate, they are dropped unanswered. Default 50; 0 means unlimited.
+	UnauthenticatedRate int `yaml:"unauthenticated_rate"`
+	// IdleConnectionTimeout closes a TCP or TLS connection that holds no
+	// allocation (and is no RFC 6062 data connection) this long after it
+	// was accepted. Default 30s; must be > 0.
+	IdleConnectionTimeout time.Duration `yaml:"idle_connection_timeout"`
 }
 
 // Drain configures graceful shutdown (SIGTERM, SIGUSR1, first SIGINT).

@@ -26,6 +26,11 @@ func Default() Config {
 			MaxLifetime:        time.Hour,
 			PermissionLifetime: 5 * time.Minute,
 			ChannelLifetime:    10 * time.Minute,
+
+			PermissionsPerAllocation: 64,
+			ChannelsPerAllocation:    64,
+			UnauthenticatedRate:      50,
+			IdleConnectionTimeout:    30 * time.Second,
 		},
 		Drain: Drain{Timeout: time.Hour},
 		HTTP:  HTTP{Address: "127.0.0.1:9641"},

@@ -14,10 +14,12 @@ func TestDefault(t *testing.T) {
 		Listen: Listen{UDP: []string{"127.0.0.1:3478"}, TCP: []string{"127.0.0.1:3478"}},
 		Relay:  Relay{MinPort: 49152, MaxPort: 65535, TCPAllocations: true},
 		Auth:   Auth{RESTSeparator: ":"},
-		Limits: Limits{MaxLifetime: time.Hour, PermissionLifetime: 5 * time.Minute, ChannelLifetime: 10 * time.Minute},
-		Drain:  Drain{Timeout: time.Hour},
-		HTTP:   HTTP{Address: "127.0.0.1:9641"},
-		Log:    Log{Level: "info", Format: "text"},
+		Limits: Limits{MaxLifetime: time.Hour, PermissionLifetime: 5 * time.Minute, ChannelLifetime: 10 * time.Minute,
+			PermissionsPerAllocation: 64, ChannelsPerAllocation: 64, UnauthenticatedRate: 50,
+			IdleConnectionTimeout: 30 * time.Second},
+		Drain: Drain{Timeout: time.Hour},
+		HTTP:  HTTP{Address: "127.0.0.1:9641"},
+		Log:   Log{Level: "info", Format: "text"},
 	}
 	if got := Default(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Default() =\n %+v\nwant\n %+v", got, want)

@@ -161,6 +161,8 @@ func TestParseFull(t *testing.T) {
 		Limits: Limits{
 			TotalAllocations: 10000, UserAllocations: 100,
 			MaxLifetime: 30 * time.Minute, PermissionLifetime: 150 * time.Second, ChannelLifetime: 5 * time.Minute,
+			IPAllocations: 20, PermissionsPerAllocation: 32, ChannelsPerAllocation: 16, UnauthenticatedRate: 100,
+			IdleConnectionTimeout: 10 * time.Second,
 		},
 		Drain: Drain{
 			Timeout: 2 * time.Hour, Delay: 15 * time.Second,
