@@ -32,7 +32,23 @@ type Client struct {
 // Dial connects to a turnd listener over "udp" or "tcp".
 func Dial(t *testing.T, network, addr, user, pass string) *Client {
 	t.Helper()
-	conn, err := net.Dial(network, addr)
+	return DialFrom(t, network, "", addr, user, pass)
+}
+
+// DialFrom is Dial from the local IP address from ("" for any): tests use
+// 127.0.0.2 and up to be a different client host on loopback.
+func DialFrom(t *testing.T, network, from, addr, user, pass string) *Client {
+	t.Helper()
+	d := net.Dialer{}
+	if from != "" {
+		ip := net.ParseIP(from)
+		if network == "tcp" {
+			d.LocalAddr = &net.TCPAddr{IP: ip}
+		} else {
+			d.LocalAddr = &net.UDPAddr{IP: ip}
+		}
+	}
+	conn, err := d.Dial(network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,4 +7,6 @@ var (
 	ErrTotalQuota = errors.New("total allocation quota reached")
 	// ErrUserQuota means the user already holds limits.user_allocations allocations.
 	ErrUserQuota = errors.New("user allocation quota reached")
+	// ErrIPQuota means the client's IP address already holds limits.ip_allocations allocations.
+	ErrIPQuota = errors.New("per-address allocation quota reached")
 )

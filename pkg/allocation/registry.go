@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,7 @@ type Info struct {
 type Limits struct {
 	Total   int
 	PerUser int
+	PerIP   int // per client IP address
 }
 
 // Registry mirrors pion's allocation tables. It is safe for concurrent use;
@@ -31,6 +33,7 @@ type Registry struct {
 	mu          sync.Mutex
 	live        map[key]Info
 	perUser     map[string]int
+	perIP       map[netip.Addr]int
 	byTransport [numTransports]int
 
 	count   atomic.Int64
@@ -56,6 +59,7 @@ func NewRegistry(l Limits) *Registry {
 	r := &Registry{
 		live:    make(map[key]Info),
 		perUser: make(map[string]int),
+		perIP:   make(map[netip.Addr]int),
 		changed: make(chan struct{}, 1),
 	}
 	r.SetLimits(l)
@@ -65,11 +69,12 @@ func NewRegistry(l Limits) *Registry {
 // SetLimits replaces the quotas; live allocations are never revoked by it.
 func (r *Registry) SetLimits(l Limits) { r.limits.Store(&l) }
 
-// Admit reports whether user may create one more allocation under the quotas.
+// Admit reports whether user, from the client IP address ip, may create one
+// more allocation under the quotas.
 // The check and the later Add are not atomic (pion creates the allocation in
 // between), so concurrent Allocates of one user can overshoot by the number
 // in flight; quotas are a guard against abuse, not an exact ledger.
-func (r *Registry) Admit(user string) error {
+func (r *Registry) Admit(user string, ip netip.Addr) error {
 	l := r.limits.Load()
 	if l.Total > 0 && int(r.count.Load()) >= l.Total {
 		return ErrTotalQuota
@@ -77,7 +82,28 @@ func (r *Registry) Admit(user string) error {
 	if l.PerUser > 0 && r.UserCount(user) >= l.PerUser {
 		return ErrUserQuota
 	}
+	if l.PerIP > 0 && r.IPCount(ip) >= l.PerIP {
+		return ErrIPQuota
+	}
 	return nil
+}
+
+// IPCount returns how many live allocations clients at ip hold.
+func (r *Registry) IPCount(ip netip.Addr) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.perIP[ip.Unmap()]
+}
+
+// ipOf is the IP address of a client transport address.
+func ipOf(a net.Addr) netip.Addr {
+	switch v := a.(type) {
+	case *net.UDPAddr:
+		return v.AddrPort().Addr().Unmap()
+	case *net.TCPAddr:
+		return v.AddrPort().Addr().Unmap()
+	}
+	return netip.Addr{}
 }
 
 // Add records a new allocation. A second Add for the same 5-tuple replaces
@@ -90,6 +116,7 @@ func (r *Registry) Add(info Info) {
 	}
 	r.live[k] = info
 	r.perUser[info.User]++
+	r.perIP[ipOf(info.Client)]++
 	if info.Transport < numTransports {
 		r.byTransport[info.Transport]++
 	}
@@ -121,6 +148,12 @@ func (r *Registry) forget(info Info) {
 		r.perUser[info.User] = n
 	} else {
 		delete(r.perUser, info.User)
+	}
+	ip := ipOf(info.Client)
+	if n := r.perIP[ip] - 1; n > 0 {
+		r.perIP[ip] = n
+	} else {
+		delete(r.perIP, ip)
 	}
 	if info.Transport < numTransports {
 		r.byTransport[info.Transport]--

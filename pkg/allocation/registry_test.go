@@ -3,6 +3,7 @@ package allocation
 import (
 	"errors"
 	"net"
+	"net/netip"
 	"testing"
 )
 
@@ -12,19 +13,19 @@ func TestRegistryCountsAndQuotas(t *testing.T) {
 	r := NewRegistry(Limits{Total: 3, PerUser: 2})
 	srv := udp(3478)
 
-	if err := r.Admit("alice"); err != nil {
+	if err := r.Admit("alice", lo); err != nil {
 		t.Fatalf("empty registry refused: %v", err)
 	}
 	r.Add(Info{Client: udp(1), Server: srv, Transport: UDP, User: "alice"})
 	r.Add(Info{Client: udp(2), Server: srv, Transport: TCP, User: "alice"})
-	if err := r.Admit("alice"); !errors.Is(err, ErrUserQuota) {
+	if err := r.Admit("alice", lo); !errors.Is(err, ErrUserQuota) {
 		t.Fatalf("third allocation of alice: got %v, want ErrUserQuota", err)
 	}
-	if err := r.Admit("bob"); err != nil {
+	if err := r.Admit("bob", lo); err != nil {
 		t.Fatalf("bob refused: %v", err)
 	}
 	r.Add(Info{Client: udp(3), Server: srv, Transport: TLS, User: "bob"})
-	if err := r.Admit("carol"); !errors.Is(err, ErrTotalQuota) {
+	if err := r.Admit("carol", lo); !errors.Is(err, ErrTotalQuota) {
 		t.Fatalf("fourth allocation: got %v, want ErrTotalQuota", err)
 	}
 	if got := r.ByTransport(); got[UDP] != 1 || got[TCP] != 1 || got[TLS] != 1 {
@@ -40,15 +41,34 @@ func TestRegistryCountsAndQuotas(t *testing.T) {
 	if r.Count() != 2 || r.UserCount("alice") != 1 {
 		t.Fatalf("count=%d alice=%d after remove", r.Count(), r.UserCount("alice"))
 	}
-	if err := r.Admit("alice"); err != nil {
+	if err := r.Admit("alice", lo); err != nil {
 		t.Fatalf("alice refused after release: %v", err)
 	}
 
 	r.SetLimits(Limits{})
 	r.Add(Info{Client: udp(4), Server: srv, User: "alice"})
 	r.Add(Info{Client: udp(5), Server: srv, User: "alice"})
-	if err := r.Admit("alice"); err != nil {
+	if err := r.Admit("alice", lo); err != nil {
 		t.Fatalf("unlimited registry refused: %v", err)
+	}
+}
+
+var lo = netip.MustParseAddr("127.0.0.1")
+
+func TestRegistryPerIPQuota(t *testing.T) {
+	r := NewRegistry(Limits{PerIP: 2})
+	other := &net.UDPAddr{IP: net.IPv4(192, 0, 2, 9), Port: 1}
+	r.Add(Info{Client: udp(1), Server: udp(3478), User: "a"})
+	r.Add(Info{Client: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 2}, Server: udp(3478), User: "b"})
+	if err := r.Admit("c", netip.MustParseAddr("::ffff:127.0.0.1")); !errors.Is(err, ErrIPQuota) {
+		t.Fatalf("third allocation from 127.0.0.1: %v, want ErrIPQuota", err)
+	}
+	if err := r.Admit("c", other.AddrPort().Addr()); err != nil {
+		t.Fatalf("another address refused: %v", err)
+	}
+	r.Remove(udp(1), udp(3478))
+	if err := r.Admit("c", lo); err != nil || r.IPCount(lo) != 1 {
+		t.Fatalf("after release: %v, count %d", err, r.IPCount(lo))
 	}
 }
 

@@ -3,7 +3,10 @@ package gate
 import (
 	"encoding/binary"
 	"net"
+	"net/netip"
 	"sync/atomic"
+
+	"github.com/turnd/turnd/pkg/ratelimit"
 )
 
 // Verdict says what became of an inspected packet.
@@ -40,6 +43,8 @@ type Gate struct {
 	reservations pending[string, reservation]
 	// streams are the live TCP/TLS client connections.
 	streams streamTable
+	// limiter bounds unauthenticated and failing requests per client IP.
+	limiter *ratelimit.Limiter
 }
 
 type fiveTuple struct{ client, server string }
@@ -48,21 +53,26 @@ type keyChoice struct{ client, username string }
 
 // New returns a gate applying p.
 func New(p *Policy, h Hooks) *Gate {
-	g := &Gate{hooks: h}
+	g := &Gate{hooks: h, limiter: ratelimit.New(0, nil)}
 	g.SetPolicy(p)
 	return g
 }
 
 // SetPolicy replaces the policy for requests inspected from now on.
-func (g *Gate) SetPolicy(p *Policy) { g.policy.Store(p) }
+func (g *Gate) SetPolicy(p *Policy) {
+	g.limiter.SetRate(p.UnauthenticatedRate)
+	g.policy.Store(p)
+}
 
 // STUN message types (RFC 8489 §5, RFC 8656 §17) of the requests the gate reads.
 const (
 	typeAllocateRequest    = 0x0003
 	typeRefreshRequest     = 0x0004
 	typeChannelBindRequest = 0x0009
-	classMask              = 0x0110
-	classRequest           = 0x0000
+
+	typeCreatePermissionRequest = 0x0008
+	classMask                   = 0x0110
+	classRequest                = 0x0000
 )
 
 // Inspect decides what happens to one client packet. pkt is not retained;
@@ -85,10 +95,61 @@ func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Ve
 		return nil, Pass, 0
 	}
 	p := g.policy.Load()
-	if t != typeAllocateRequest && t != typeRefreshRequest && t != typeChannelBindRequest && !p.MultiKey {
+	if !hasIntegrity(pkt) {
+		// The first leg of every transaction, STUN Binding, or junk: the
+		// server answers it without knowing who asks, so it is rate-limited.
+		if !g.limiter.Allow(addrOf(src)) {
+			if g.hooks.RateLimited != nil {
+				g.hooks.RateLimited(src)
+			}
+			return nil, Answered, 0 // dropped unanswered: no amplification
+		}
 		return nil, Pass, 0
 	}
+	switch t {
+	case typeAllocateRequest, typeRefreshRequest, typeChannelBindRequest, typeCreatePermissionRequest:
+	default:
+		if !p.MultiKey {
+			return nil, Pass, 0
+		}
+	}
 	return g.inspectRequest(p, pkt, src, local, r)
+}
+
+// panicked reports a recovered panic.
+func (g *Gate) panicked(v any) {
+	if g.hooks.Panicked != nil {
+		g.hooks.Panicked(v)
+	}
+}
+
+// ChargeFailure spends a rate-limit token of a client whose credentials
+// failed after the gate let the request through (pion checked them).
+func (g *Gate) ChargeFailure(src net.Addr) { g.limiter.Charge(addrOf(src)) }
+
+// hasIntegrity reports whether a STUN message carries MESSAGE-INTEGRITY
+// (-SHA256), walking the attribute headers without decoding.
+func hasIntegrity(pkt []byte) bool {
+	end := min(len(pkt), 20+int(binary.BigEndian.Uint16(pkt[2:4])))
+	for off := 20; off+4 <= end; {
+		t := binary.BigEndian.Uint16(pkt[off:])
+		if t == 0x0008 || t == 0x001C {
+			return true
+		}
+		off += 4 + (int(binary.BigEndian.Uint16(pkt[off+2:]))+3)&^3
+	}
+	return false
+}
+
+// addrOf is the IP address of a client transport address.
+func addrOf(a net.Addr) netip.Addr {
+	switch v := a.(type) {
+	case *net.UDPAddr:
+		return v.AddrPort().Addr()
+	case *net.TCPAddr:
+		return v.AddrPort().Addr()
+	}
+	return netip.Addr{}
 }
 
 // TakeDontFragment reports (once) whether the allocation of this 5-tuple asked for DONT-FRAGMENT.

@@ -43,11 +43,7 @@ func (c *packetConn) ReadFrom(p []byte) (int, net.Addr, error) {
 		if err != nil {
 			return 0, nil, err
 		}
-		if c.fast != nil && c.fast(p[:n], from) {
-			continue
-		}
-		addr := net.UDPAddrFromAddrPort(from)
-		out, v, port := c.g.inspect(p[:n], addr, c.UDPConn.LocalAddr(), c.UDPConn)
+		out, addr, v, port := c.handle(p[:n], from)
 		switch v {
 		case Pass:
 			return n, addr, nil
@@ -59,6 +55,24 @@ func (c *packetConn) ReadFrom(p []byte) (int, net.Addr, error) {
 		}
 		// Answered (or an impossible oversized rewrite): nothing for pion; read on.
 	}
+}
+
+// handle runs one datagram through the fast path and the gate. A panic in
+// either drops that datagram and is reported; it never takes the socket's
+// read loop, and with it every other client of the socket, down.
+func (c *packetConn) handle(pkt []byte, from netip.AddrPort) (out []byte, addr net.Addr, v Verdict, port int) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.g.panicked(r)
+			v = Answered
+		}
+	}()
+	if c.fast != nil && c.fast(pkt, from) {
+		return nil, nil, Answered, 0
+	}
+	addr = net.UDPAddrFromAddrPort(from)
+	out, v, port = c.g.inspect(pkt, addr, c.UDPConn.LocalAddr(), c.UDPConn)
+	return out, addr, v, port
 }
 
 // WriteTo sends pion's packet to the client, noting reservation tokens.

@@ -171,3 +171,26 @@ func TestPacketConnFastPath(t *testing.T) {
 		})
 	}
 }
+
+// TestPanicInFastPathDropsOnePacket: a panic while handling one datagram is
+// recovered and reported; the next datagram is served as usual.
+func TestPanicInFastPathDropsOnePacket(t *testing.T) {
+	server, client := listenUDP(t), listenUDP(t)
+	boom := channelData([]byte("boom"), false)
+	fine := channelData([]byte("fine"), false)
+	var panics []any
+	g := gate.New(strictPolicy(), gate.Hooks{Panicked: func(v any) { panics = append(panics, v) }})
+	pc := gate.PacketConn(server, g, nil, func(pkt []byte, _ netip.AddrPort) bool {
+		if bytes.Equal(pkt, boom) {
+			panic("hostile packet")
+		}
+		return false
+	})
+	sendUDP(t, client, server.LocalAddr(), boom, fine)
+	if got, _ := readPacket(t, pc); !bytes.Equal(got, fine) {
+		t.Fatalf("pion read %x, want the packet after the panicking one", got)
+	}
+	if len(panics) != 1 || panics[0] != "hostile packet" {
+		t.Fatalf("Panicked hook got %v", panics)
+	}
+}

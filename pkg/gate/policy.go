@@ -2,6 +2,7 @@ package gate
 
 import (
 	"net"
+	"net/netip"
 	"time"
 )
 
@@ -24,6 +25,26 @@ type Policy struct {
 	// which pion refuses with 401 (that reads as bad credentials) where
 	// RFC 8656 §12.2 wants 403; nil lets every peer through to pion.
 	PeerAllowed func(net.IP) bool
+	// UnauthenticatedRate bounds requests without MESSAGE-INTEGRITY (and
+	// failures reported with ChargeFailure) per client IP per second, with a
+	// burst of twice that; excess requests are dropped unanswered. 0: no limit.
+	UnauthenticatedRate int
+	// Bindings counts an allocation's permissions and channels; with the
+	// two limits it caps them (508 Insufficient Capacity). nil: no caps.
+	Bindings Bindings
+	// PermissionsPerAllocation and ChannelsPerAllocation are those caps; 0: none.
+	PermissionsPerAllocation, ChannelsPerAllocation int
+	// IdleTimeout closes a TCP/TLS connection that holds no allocation (see
+	// Gate.Allocated) this long after it was accepted; 0: never.
+	IdleTimeout time.Duration
+}
+
+// Bindings is what the gate needs to know about a client's allocation to
+// cap its permissions and channels. ok is false when the client holds no
+// allocation the fast path knows (pion then answers as usual).
+type Bindings interface {
+	Permissions(client net.Addr) (n int, has func(netip.Addr) bool, ok bool)
+	Channels(client net.Addr) (n int, has func(uint16) bool, ok bool)
 }
 
 // Hooks connect the gate to the rest of turnd; every field may be nil.
@@ -36,4 +57,11 @@ type Hooks struct {
 	TCPRefused func(user string)
 	// PeerRefused is called after a 403 for a ChannelBind to a denied peer.
 	PeerRefused func(user string, peer net.IP)
+	// RateLimited is called for every request dropped by the rate limit.
+	RateLimited func(src net.Addr)
+	// CapacityRefused is called after a 508 for a permission or channel past its cap.
+	CapacityRefused func(user string)
+	// Panicked is called when handling one packet panicked; the packet is
+	// dropped and every other client carries on.
+	Panicked func(v any)
 }

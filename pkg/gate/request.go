@@ -3,6 +3,7 @@ package gate
 import (
 	"encoding/binary"
 	"net"
+	"net/netip"
 	"time"
 
 	"github.com/pion/stun/v4"
@@ -52,8 +53,53 @@ func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Resp
 			}
 			return nil, Answered, 0
 		}
+		fallthrough
+	case stun.NewType(stun.MethodCreatePermission, stun.ClassRequest):
+		if g.overCapacity(p, msg, src) {
+			g.reply(msg, key, src, r, stun.CodeInsufficientCapacity)
+			if g.hooks.CapacityRefused != nil {
+				g.hooks.CapacityRefused(userID)
+			}
+			return nil, Answered, 0
+		}
 	}
 	return nil, Pass, 0
+}
+
+// overCapacity reports whether a CreatePermission or ChannelBind would take
+// the allocation past its permission or channel cap (RFC 8656 §9.2, §12.2:
+// the server may refuse with 508 Insufficient Capacity). Refreshing what
+// exists never counts.
+func (g *Gate) overCapacity(p *Policy, msg *stun.Message, src net.Addr) bool {
+	if p.Bindings == nil {
+		return false
+	}
+	if limit := p.PermissionsPerAllocation; limit > 0 {
+		if n, has, ok := p.Bindings.Permissions(src); ok {
+			fresh := 0
+			_ = msg.ForEach(stun.AttrXORPeerAddress, func(m *stun.Message) error {
+				var a stun.XORMappedAddress
+				if a.GetFromAs(m, stun.AttrXORPeerAddress) == nil {
+					if ip, ok := netip.AddrFromSlice(a.IP); ok && !has(ip.Unmap()) {
+						fresh++
+					}
+				}
+				return nil
+			})
+			if n+fresh > limit {
+				return true
+			}
+		}
+	}
+	if limit := p.ChannelsPerAllocation; limit > 0 && msg.Type.Method == stun.MethodChannelBind {
+		v, err := msg.Get(stun.AttrChannelNumber)
+		if n, has, ok := p.Bindings.Channels(src); ok && err == nil && len(v) >= 2 {
+			if !has(binary.BigEndian.Uint16(v)) && n >= limit {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // allocate applies RFC 8656 §7.2 steps the gate owns for an authenticated Allocate.

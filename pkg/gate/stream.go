@@ -36,6 +36,12 @@ func (l *listener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	sc := &streamConn{Conn: c, g: l.g, handshakeTimeout: l.handshakeTimeout, fast: l.fast}
+	if idle := l.g.policy.Load().IdleTimeout; idle > 0 {
+		// Cleared when the connection gets an allocation (Gate.Allocated)
+		// or becomes an RFC 6062 data connection; until then a silent or
+		// idle connection is cut, freeing its goroutine and socket.
+		_ = c.SetReadDeadline(time.Now().Add(idle))
+	}
 	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		sc.remote = ta.AddrPort()
 	}
@@ -96,6 +102,9 @@ func (c *streamConn) Read(p []byte) (int, error) {
 			// says whether the rest of the stream is data or STUN.
 			c.bindPending = false
 			c.raw = c.bound.Load()
+			if c.raw {
+				_ = c.Conn.SetReadDeadline(time.Time{})
+			}
 		}
 		if c.raw {
 			return c.readRaw(p)
@@ -155,7 +164,7 @@ func (c *streamConn) vet() error {
 			return nil
 		}
 		if c.fast != nil && (rest[0]&0xC0 == 0x40 || binary.BigEndian.Uint16(rest) == typeSendIndication) &&
-			c.fast(rest[:size], c.remote) {
+			c.offer(rest[:size]) {
 			// Relayed. In the common case nothing vetted waits before it,
 			// so dropping it costs nothing; else close the gap (rare).
 			if c.rd == c.vetted {
@@ -180,7 +189,7 @@ func (c *streamConn) vet() error {
 		}
 		// Reservation tokens need no help here: one listener has one
 		// allocation table, so pion finds its own reservations.
-		out, v := c.g.Inspect(rest[:size], c.RemoteAddr(), c.LocalAddr(), c)
+		out, v := c.inspect(rest[:size])
 		switch v {
 		case Pass:
 			c.vetted += size
@@ -190,6 +199,28 @@ func (c *streamConn) vet() error {
 			c.splice(size, nil)
 		}
 	}
+}
+
+// offer gives a data frame to the fast path; a panic there drops the frame.
+func (c *streamConn) offer(frame []byte) (taken bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.g.panicked(r)
+			taken = true
+		}
+	}()
+	return c.fast(frame, c.remote)
+}
+
+// inspect runs a STUN frame through the gate; a panic there drops the frame.
+func (c *streamConn) inspect(frame []byte) (out []byte, v Verdict) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.g.panicked(r)
+			out, v = nil, Answered
+		}
+	}()
+	return c.g.Inspect(frame, c.RemoteAddr(), c.LocalAddr(), c)
 }
 
 // readRaw serves a data connection: leftover buffered bytes first, then the socket.

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 )
 
 // typeSendIndication is the STUN type of a Send indication (RFC 8656 §11.2).
@@ -53,4 +54,16 @@ func (g *Gate) Streams() int {
 	g.streams.mu.Lock()
 	defer g.streams.mu.Unlock()
 	return len(g.streams.m)
+}
+
+// Allocated tells the gate that the TCP/TLS client at client, on the
+// listener at server, now holds an allocation: its connection is no longer
+// idle and the idle timeout stops applying.
+func (g *Gate) Allocated(client, server net.Addr) {
+	g.streams.mu.Lock()
+	c, ok := g.streams.m[fiveTuple{client.String(), server.String()}]
+	g.streams.mu.Unlock()
+	if ok {
+		_ = c.Conn.SetReadDeadline(time.Time{})
+	}
 }

@@ -23,6 +23,8 @@ type Metrics struct {
 	created      *prometheus.CounterVec
 	rejected     *prometheus.CounterVec
 	permRejected *prometheus.CounterVec
+	dropped      *prometheus.CounterVec
+	panics       prometheus.Counter
 	reloads      *prometheus.CounterVec
 	reloadOK     prometheus.Gauge
 	reloadTime   prometheus.Gauge
@@ -41,8 +43,16 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 		}, []string{"reason"}),
 		permRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "turnd_permissions_rejected_total",
-			Help: "CreatePermission and ChannelBind requests refused, by reason (peer_denied).",
+			Help: "CreatePermission and ChannelBind requests refused, by reason (peer_denied, capacity).",
 		}, []string{"reason"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "turnd_requests_dropped_total",
+			Help: "Requests dropped unanswered, by reason (rate_limited: limits.unauthenticated_rate).",
+		}, []string{"reason"}),
+		panics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "turnd_panics_recovered_total",
+			Help: "Packets whose handling panicked; each was dropped and the server carried on.",
+		}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "turnd_config_reloads_total", Help: "Configuration reloads (SIGHUP), by result (success, failure).",
 		}, []string{"result"}),
@@ -66,7 +76,9 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 		m.rejected.WithLabelValues(r)
 	}
 	m.permRejected.WithLabelValues("peer_denied")
-	cs := []prometheus.Collector{m.created, m.rejected, m.permRejected, m.reloads, m.reloadOK, m.reloadTime,
+	m.permRejected.WithLabelValues("capacity")
+	m.dropped.WithLabelValues("rate_limited")
+	cs := []prometheus.Collector{m.created, m.rejected, m.permRejected, m.dropped, m.panics, m.reloads, m.reloadOK, m.reloadTime,
 		m.forceClosed, newStateCollector(src)}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
@@ -91,6 +103,12 @@ func (m *Metrics) AllocationRejected(reason string) { m.rejected.WithLabelValues
 
 // PermissionRejected counts a refused CreatePermission or ChannelBind.
 func (m *Metrics) PermissionRejected(reason string) { m.permRejected.WithLabelValues(reason).Inc() }
+
+// RequestDropped counts a request dropped unanswered.
+func (m *Metrics) RequestDropped(reason string) { m.dropped.WithLabelValues(reason).Inc() }
+
+// PanicRecovered counts a packet whose handling panicked.
+func (m *Metrics) PanicRecovered() { m.panics.Inc() }
 
 // Reloaded records the outcome of a configuration reload.
 func (m *Metrics) Reloaded(ok bool) {

@@ -89,8 +89,9 @@ turnd_allocations_rejected_total{reason="draining"} 0
 turnd_allocations_rejected_total{reason="quota"} 0
 turnd_allocations_rejected_total{reason="redirected"} 0
 turnd_allocations_rejected_total{reason="tcp_disabled"} 0
-# HELP turnd_permissions_rejected_total CreatePermission and ChannelBind requests refused, by reason (peer_denied).
+# HELP turnd_permissions_rejected_total CreatePermission and ChannelBind requests refused, by reason (peer_denied, capacity).
 # TYPE turnd_permissions_rejected_total counter
+turnd_permissions_rejected_total{reason="capacity"} 0
 turnd_permissions_rejected_total{reason="peer_denied"} 0
 `, "turnd_allocations_created_total", "turnd_allocations_rejected_total", "turnd_permissions_rejected_total")
 
@@ -117,8 +118,9 @@ turnd_allocations_rejected_total{reason="draining"} 2
 turnd_allocations_rejected_total{reason="quota"} 1
 turnd_allocations_rejected_total{reason="redirected"} 0
 turnd_allocations_rejected_total{reason="tcp_disabled"} 0
-# HELP turnd_permissions_rejected_total CreatePermission and ChannelBind requests refused, by reason (peer_denied).
+# HELP turnd_permissions_rejected_total CreatePermission and ChannelBind requests refused, by reason (peer_denied, capacity).
 # TYPE turnd_permissions_rejected_total counter
+turnd_permissions_rejected_total{reason="capacity"} 0
 turnd_permissions_rejected_total{reason="peer_denied"} 1
 # HELP turnd_drain_force_closed_allocations_total Allocations closed because the drain deadline passed.
 # TYPE turnd_drain_force_closed_allocations_total counter

@@ -306,3 +306,40 @@ func (g *Generator) Live() int {
 	defer g.mu.Unlock()
 	return len(g.live)
 }
+
+// Permissions returns how many peers the allocation of a client (UDP, or
+// TCP/TLS with stream) permits, and a test for one peer; ok is false when
+// the fast path does not know the client.
+func (g *Generator) Permissions(client netip.AddrPort, stream bool) (int, func(netip.Addr) bool, bool) {
+	c := g.byClient.get(clientKey{client: unmap(client), stream: stream})
+	if c == nil {
+		return 0, nil, false
+	}
+	n := 0
+	if p := c.perms.Load(); p != nil {
+		n = len(*p)
+	}
+	return n, c.permitted, true
+}
+
+// Channels returns how many channels the allocation of a client binds, and
+// a test for one channel number; ok is false when the client is unknown.
+func (g *Generator) Channels(client netip.AddrPort, stream bool) (int, func(uint16) bool, bool) {
+	c := g.byClient.get(clientKey{client: unmap(client), stream: stream})
+	if c == nil {
+		return 0, nil, false
+	}
+	chans := c.chans.Load()
+	if chans == nil {
+		return 0, func(uint16) bool { return false }, true
+	}
+	list := *chans
+	return len(list), func(num uint16) bool {
+		for _, ch := range list {
+			if ch.number == num {
+				return true
+			}
+		}
+		return false
+	}, true
+}

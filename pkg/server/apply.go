@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"net/netip"
 	"time"
 
 	"github.com/turnd/turnd/pkg/allocation"
@@ -65,7 +66,44 @@ func (s *Server) policy(cfg config.Config) *gate.Policy {
 		MaxLifetime:    grantableLifetime(cfg.Limits.MaxLifetime),
 		Alternates:     alts,
 		PeerAllowed:    func(ip net.IP) bool { return s.peers.Load().Allowed(ip) },
+
+		UnauthenticatedRate:      cfg.Limits.UnauthenticatedRate,
+		Bindings:                 bindings{s},
+		PermissionsPerAllocation: cfg.Limits.PermissionsPerAllocation,
+		ChannelsPerAllocation:    cfg.Limits.ChannelsPerAllocation,
+		IdleTimeout:              cfg.Limits.IdleConnectionTimeout,
 	}
+}
+
+// bindings lets the gate count an allocation's permissions and channels,
+// which the relay fast path mirrors from pion.
+type bindings struct{ s *Server }
+
+func (b bindings) Permissions(client net.Addr) (int, func(netip.Addr) bool, bool) {
+	ap, stream, ok := clientOf(client)
+	if !ok || b.s.relay == nil {
+		return 0, nil, false
+	}
+	return b.s.relay.Permissions(ap, stream)
+}
+
+func (b bindings) Channels(client net.Addr) (int, func(uint16) bool, bool) {
+	ap, stream, ok := clientOf(client)
+	if !ok || b.s.relay == nil {
+		return 0, nil, false
+	}
+	return b.s.relay.Channels(ap, stream)
+}
+
+// clientOf splits a client transport address into address and whether it is a stream.
+func clientOf(a net.Addr) (netip.AddrPort, bool, bool) {
+	switch v := a.(type) {
+	case *net.UDPAddr:
+		return v.AddrPort(), false, true
+	case *net.TCPAddr:
+		return v.AddrPort(), true, true
+	}
+	return netip.AddrPort{}, false, false
 }
 
 // pionMaxLifetime is the longest LIFETIME pion grants as asked: it answers a
@@ -94,5 +132,7 @@ func alternates(cfg config.Config) ([]*net.UDPAddr, error) {
 }
 
 func limitsOf(cfg config.Config) allocation.Limits {
-	return allocation.Limits{Total: cfg.Limits.TotalAllocations, PerUser: cfg.Limits.UserAllocations}
+	return allocation.Limits{
+		Total: cfg.Limits.TotalAllocations, PerUser: cfg.Limits.UserAllocations, PerIP: cfg.Limits.IPAllocations,
+	}
 }

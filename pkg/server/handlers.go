@@ -2,6 +2,7 @@ package server
 
 import (
 	"net"
+	"net/netip"
 	"time"
 
 	"github.com/pion/stun/v4"
@@ -18,6 +19,7 @@ import (
 func (s *Server) authenticate(ra *turn.RequestAttributes) (string, []byte, bool) {
 	userID, keys, err := s.creds.Load().Keys(ra.Username, ra.Realm)
 	if err != nil {
+		s.gate.ChargeFailure(ra.SrcAddr)
 		if ra.Method == stun.MethodAllocate {
 			s.obs.AllocationRejected(RejectAuth)
 		}
@@ -42,7 +44,11 @@ func (s *Server) admit(userID, _ string, src net.Addr) bool {
 		s.log.Info("allocation refused: draining", "user", userID, "client", src.String())
 		return false
 	}
-	if err := s.registry.Admit(userID); err != nil {
+	ip := netip.Addr{}
+	if ap, _, ok := clientOf(src); ok {
+		ip = ap.Addr().Unmap()
+	}
+	if err := s.registry.Admit(userID, ip); err != nil {
 		s.obs.AllocationRejected(RejectQuota)
 		s.log.Info("allocation refused", "user", userID, "client", src.String(), "reason", err)
 		return false
@@ -87,6 +93,9 @@ func (s *Server) transportOf(server net.Addr) allocation.Transport {
 func (s *Server) events() turn.EventHandler {
 	return turn.EventHandler{
 		OnAuth: func(src, _ net.Addr, _, username, _, method string, ok bool) {
+			if !ok {
+				s.gate.ChargeFailure(src)
+			}
 			if !ok && method == stun.MethodAllocate.String() {
 				s.obs.AllocationRejected(RejectAuth)
 				s.log.Info("allocation refused: bad credentials", "user", username, "client", src.String())
@@ -99,6 +108,7 @@ func (s *Server) events() turn.EventHandler {
 				Relay: relayAddr, Created: time.Now(),
 			})
 			stream, _ := s.gate.Stream(src, dst) // nil for UDP clients
+			s.gate.Allocated(src, dst)
 			if err := s.relay.AttachClient(relayAddr, src, stream); err != nil {
 				s.log.Warn("fast path not attached", "relay", relayAddr.String(), "err", err)
 			}

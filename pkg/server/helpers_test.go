@@ -191,7 +191,21 @@ type fakeObserver struct {
 	rejected []string
 	denied   []string
 	reloads  []bool
+	dropped  []string
+	panics   int
 	changed  chan struct{} // coalesced wake-up after every rejection
+}
+
+func (o *fakeObserver) RequestDropped(reason string) {
+	o.mu.Lock()
+	o.dropped = append(o.dropped, reason)
+	o.mu.Unlock()
+}
+
+func (o *fakeObserver) PanicRecovered() {
+	o.mu.Lock()
+	o.panics++
+	o.mu.Unlock()
 }
 
 var _ server.Observer = (*fakeObserver)(nil)

@@ -14,7 +14,13 @@ const (
 
 // Reasons a CreatePermission or ChannelBind is refused.
 const (
-	RejectPeerDenied = "peer_denied"
+	RejectPeerDenied       = "peer_denied"
+	RejectBindingsCapacity = "capacity" // permissions_per_allocation, channels_per_allocation
+)
+
+// Reasons a request is dropped unanswered.
+const (
+	DropRateLimited = "rate_limited" // limits.unauthenticated_rate
 )
 
 // Observer receives what the server sees, for metrics. Methods are called on
@@ -23,6 +29,8 @@ type Observer interface {
 	AllocationCreated(t allocation.Transport)
 	AllocationRejected(reason string)
 	PermissionRejected(reason string)
+	RequestDropped(reason string)
+	PanicRecovered()
 	Reloaded(ok bool)
 }
 
@@ -33,3 +41,5 @@ func (nopObserver) AllocationCreated(allocation.Transport) {}
 func (nopObserver) AllocationRejected(string)              {}
 func (nopObserver) PermissionRejected(string)              {}
 func (nopObserver) Reloaded(bool)                          {}
+func (nopObserver) RequestDropped(string)                  {}
+func (nopObserver) PanicRecovered()                        {}

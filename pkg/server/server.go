@@ -63,6 +63,8 @@ type Server struct {
 	// streams are the connections the TCP and TLS listeners accepted.
 	streams streamConns
 
+	lastPanicLog panicClock
+
 	closeOnce sync.Once
 	closed    chan struct{}
 }
@@ -107,6 +109,12 @@ func New(opts Options) (*Server, error) {
 			s.obs.PermissionRejected(RejectPeerDenied)
 			s.log.Info("peer refused", "user", user, "peer", peer)
 		},
+		CapacityRefused: func(user string) {
+			s.obs.PermissionRejected(RejectBindingsCapacity)
+			s.log.Info("permission or channel refused: allocation at its cap", "user", user)
+		},
+		RateLimited: func(net.Addr) { s.obs.RequestDropped(DropRateLimited) },
+		Panicked:    s.panicked,
 	})
 	if err := s.bind(cfg); err != nil {
 		s.closeSockets()

@@ -1,0 +1,139 @@
+package e2e
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/internal/testturn"
+)
+
+// TestUnauthenticatedRateLimit: one host flooding unauthenticated requests
+// gets at most its burst answered; another host is unaffected.
+func TestUnauthenticatedRateLimit(t *testing.T) {
+	cfg := testConfig()
+	cfg.Limits.UnauthenticatedRate = 5 // burst 10
+	srv := start(t, cfg)
+
+	flood, err := net.DialUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)}, udpAddr(t, srv.UDP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer flood.Close()
+	const sent = 60
+	for i := 0; i < sent; i++ {
+		req, _ := stun.Build(stun.TransactionID, stun.BindingRequest, stun.Fingerprint)
+		if _, err := flood.Write(req.Raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answered := 0
+	buf := make([]byte, 1500)
+	for {
+		_ = flood.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		if _, err := flood.Read(buf); err != nil {
+			break
+		}
+		answered++
+	}
+	// The burst (10) plus what refilled while the flood was sent.
+	if answered < 10 || answered > 15 {
+		t.Fatalf("%d of %d flood requests answered, want the burst of about 10", answered, sent)
+	}
+	if got := srv.metric(`turnd_requests_dropped_total{reason="rate_limited"}`); got < sent-15 {
+		t.Fatalf("rate_limited drops = %v", got)
+	}
+	// Another client host is not affected.
+	testturn.Dial(t, "udp", srv.UDP, "demo", "demo").MustAllocate()
+}
+
+// TestIdleConnectionTimeout: a TCP connection that never allocates is cut;
+// one that holds an allocation is not.
+func TestIdleConnectionTimeout(t *testing.T) {
+	cfg := testConfig()
+	cfg.Limits.IdleConnectionTimeout = time.Second
+	srv := start(t, cfg)
+	busy := testturn.Dial(t, "tcp", srv.TCP, "demo", "demo")
+	busy.MustAllocate()
+
+	idle, err := net.Dial("tcp", srv.TCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	accepted := time.Now()
+	_ = idle.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := idle.Read(make([]byte, 1)); !errors.Is(err, io.EOF) && !isReset(err) {
+		t.Fatalf("idle connection: read returned %v, want the server to close it", err)
+	}
+	if d := time.Since(accepted); d < 900*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("idle connection closed after %v, want about 1s", d)
+	}
+	if code := busy.Refresh(time.Minute); code != 0 {
+		t.Fatalf("the allocated connection was cut too: refresh %d", code)
+	}
+}
+
+func isReset(err error) bool {
+	var ne *net.OpError
+	return errors.As(err, &ne) && !errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// TestPermissionAndChannelCaps: past the caps, CreatePermission and
+// ChannelBind get 508; refreshing what exists still works.
+func TestPermissionAndChannelCaps(t *testing.T) {
+	cfg := testConfig()
+	cfg.Limits.PermissionsPerAllocation = 2
+	cfg.Limits.ChannelsPerAllocation = 1
+	srv := start(t, cfg)
+	c := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
+	c.MustAllocate()
+	peer := func(last byte) *net.UDPAddr { return &net.UDPAddr{IP: net.IPv4(127, 0, 0, last), Port: 5000} }
+	for _, p := range []*net.UDPAddr{peer(10), peer(11), peer(10)} {
+		if code := c.Permit(p); code != 0 {
+			t.Fatalf("permission %v: %d", p, code)
+		}
+	}
+	resp := c.Request(stun.MethodCreatePermission, testturn.PeerAddr(peer(12)))
+	if code := testturn.ErrorCode(resp); code != 508 || !c.Signed(resp) {
+		t.Fatalf("third peer: %d, want signed 508", code)
+	}
+	if code := testturn.ErrorCode(c.ChannelBind(0x4000, peer(10))); code != 0 {
+		t.Fatalf("first channel: %d", code)
+	}
+	if code := testturn.ErrorCode(c.ChannelBind(0x4000, peer(10))); code != 0 {
+		t.Fatalf("refreshing the channel: %d", code)
+	}
+	if code := testturn.ErrorCode(c.ChannelBind(0x4001, peer(11))); code != 508 {
+		t.Fatalf("second channel: %d, want 508", code)
+	}
+	if got := srv.metric(`turnd_permissions_rejected_total{reason="capacity"}`); got != 2 {
+		t.Fatalf("capacity refusals = %v, want 2", got)
+	}
+}
+
+// TestPerIPAllocationQuota: limits.ip_allocations counts per client host.
+func TestPerIPAllocationQuota(t *testing.T) {
+	cfg := testConfig()
+	cfg.Limits.IPAllocations = 1
+	srv := start(t, cfg)
+	testturn.Dial(t, "udp", srv.UDP, "demo", "demo").MustAllocate()
+	if code := testturn.ErrorCode(testturn.Dial(t, "udp", srv.UDP, "demo", "demo").Allocate()); code != 486 {
+		t.Fatalf("second allocation from 127.0.0.1: %d, want 486", code)
+	}
+	testturn.DialFrom(t, "udp", "127.0.0.2", srv.UDP, "demo", "demo").MustAllocate()
+}
+
+func udpAddr(t *testing.T, s string) *net.UDPAddr {
+	t.Helper()
+	a, err := net.ResolveUDPAddr("udp", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
