@@ -250,3 +250,13 @@ func mustPass(tb testing.TB, g *gate.Gate, pkt []byte) {
 		tb.Errorf("Inspect modified its input")
 	}
 }
+
+// mustPacketConn is gate.PacketConn or a failed test.
+func mustPacketConn(tb testing.TB, inner *net.UDPConn, g *gate.Gate, hint *gate.PortHint, fast gate.FastPath) net.PacketConn {
+	tb.Helper()
+	pc, err := gate.PacketConn(inner, g, hint, fast)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pc
+}

@@ -61,7 +61,7 @@ func TestPacketConnVerdicts(t *testing.T) {
 	p.MaxLifetime = 0
 	g := gate.New(p, gate.Hooks{Accepting: func() bool { return !draining.Load() }})
 	server, client := listenUDP(t), listenUDP(t)
-	pc := gate.PacketConn(server, g, nil, nil)
+	pc := mustPacketConn(t, server, g, nil, nil)
 
 	cd := channelData([]byte("media"), false)
 	df := aliceAllocate(t, dontFragment())
@@ -124,7 +124,7 @@ func TestPacketConnVerdicts(t *testing.T) {
 // loop ends on them).
 func TestPacketConnReadError(t *testing.T) {
 	server := listenUDP(t)
-	pc := gate.PacketConn(server, gate.New(strictPolicy(), gate.Hooks{}), nil, nil)
+	pc := mustPacketConn(t, server, gate.New(strictPolicy(), gate.Hooks{}), nil, nil)
 	_ = server.Close()
 	if _, _, err := pc.ReadFrom(make([]byte, 1600)); err == nil {
 		t.Fatal("ReadFrom on a closed socket returned no error")
@@ -146,7 +146,7 @@ func TestPacketConnFastPath(t *testing.T) {
 		offered = append(offered, bytes.Clone(pkt))
 		return bytes.Equal(pkt, taken)
 	}
-	pc := gate.PacketConn(server, gate.New(strictPolicy(), gate.Hooks{}), nil, fast)
+	pc := mustPacketConn(t, server, gate.New(strictPolicy(), gate.Hooks{}), nil, fast)
 
 	tests := []struct {
 		name    string
@@ -180,7 +180,7 @@ func TestPanicInFastPathDropsOnePacket(t *testing.T) {
 	fine := channelData([]byte("fine"), false)
 	var panics []any
 	g := gate.New(strictPolicy(), gate.Hooks{Panicked: func(v any) { panics = append(panics, v) }})
-	pc := gate.PacketConn(server, g, nil, func(pkt []byte, _ netip.AddrPort) bool {
+	pc := mustPacketConn(t, server, g, nil, func(pkt []byte, _ netip.AddrPort) bool {
 		if bytes.Equal(pkt, boom) {
 			panic("hostile packet")
 		}

@@ -45,8 +45,8 @@ func newReservationRig(t *testing.T) *reservationRig {
 	g := gate.New(&gate.Policy{Keys: staticKeys()}, gate.Hooks{})
 	s1, s2 := listenUDP(t), listenUDP(t)
 	r := &reservationRig{hint1: new(gate.PortHint), hint2: new(gate.PortHint), server2: s2, client: listenUDP(t)}
-	r.first = gate.PacketConn(s1, g, r.hint1, nil)
-	r.second = gate.PacketConn(s2, g, r.hint2, nil)
+	r.first = mustPacketConn(t, s1, g, r.hint1, nil)
+	r.second = mustPacketConn(t, s2, g, r.hint2, nil)
 	return r
 }
 

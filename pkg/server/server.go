@@ -180,8 +180,12 @@ func (s *Server) startTURN(cfg config.Config) error {
 		// to this socket's relay generator (see gate/reservation.go).
 		hint := new(gate.PortHint)
 		lane := c.(*net.UDPConn)
+		gated, err := gate.PacketConn(lane, s.gate, hint, s.relay.Relay)
+		if err != nil {
+			return err
+		}
 		pcs = append(pcs, turn.PacketConnConfig{
-			PacketConn:            gate.PacketConn(lane, s.gate, hint, s.relay.Relay),
+			PacketConn:            gated,
 			RelayAddressGenerator: s.relayGenerator(lane, hint),
 			PermissionHandler:     s.permit,
 		})

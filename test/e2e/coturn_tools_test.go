@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -77,6 +79,7 @@ type uclientResult struct {
 	sent, recv int
 	lost       int
 	out        string
+	err        error // the run itself failed (timeout, could not start)
 }
 
 var (
@@ -88,36 +91,96 @@ var (
 // parses its summary. The run is bounded by timeout.
 func uclient(t *testing.T, timeout time.Duration, server string, args ...string) uclientResult {
 	t.Helper()
+	r := startUclient(t, timeout, server, args...)
+	res := r.wait()
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	return res
+}
+
+// uclientRun is a turnutils_uclient running in the background.
+type uclientRun struct {
+	// sending is closed once uclient reports its first sent messages: every
+	// client has allocated and bound its channel by then.
+	sending chan struct{}
+	done    chan uclientResult
+}
+
+// startUclient starts turnutils_uclient; wait collects its result. Safe to
+// use from any goroutine: problems are returned in the result, not fatal.
+func startUclient(t *testing.T, timeout time.Duration, server string, args ...string) *uclientRun {
+	t.Helper()
 	host, port, err := net.SplitHostPort(server)
 	if err != nil {
 		t.Fatal(err)
 	}
+	r := &uclientRun{sending: make(chan struct{}), done: make(chan uclientResult, 1)}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
 	full := append(append([]string{}, args...), "-p", port, host)
 	cmd := exec.CommandContext(ctx, "turnutils_uclient", full...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	res := uclientResult{out: out.String(), lost: -1}
-	if ee, ok := err.(*exec.ExitError); ok {
-		res.exit = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("turnutils_uclient: %v", err)
+	out := &watchedOutput{sending: r.sending}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
 	}
-	if ctx.Err() != nil {
-		t.Fatalf("turnutils_uclient %s did not finish within %v:\n%s", strings.Join(full, " "), timeout, tail(res.out))
+	go func() {
+		defer cancel()
+		err := cmd.Wait()
+		res := uclientResult{out: out.String(), lost: -1}
+		var ee *exec.ExitError
+		switch {
+		case ctx.Err() != nil:
+			res.err = fmt.Errorf("turnutils_uclient %s did not finish within %v:\n%s", strings.Join(full, " "), timeout, tail(res.out))
+		case errors.As(err, &ee):
+			res.exit = ee.ExitCode()
+		case err != nil:
+			res.err = fmt.Errorf("turnutils_uclient: %w", err)
+		}
+		if m := reTotals.FindAllStringSubmatch(res.out, -1); len(m) > 0 {
+			last := m[len(m)-1]
+			res.sent, _ = strconv.Atoi(last[1])
+			res.recv, _ = strconv.Atoi(last[2])
+		}
+		if m := reLost.FindStringSubmatch(res.out); m != nil {
+			res.lost, _ = strconv.Atoi(m[1])
+		}
+		r.done <- res
+	}()
+	return r
+}
+
+func (r *uclientRun) wait() uclientResult { return <-r.done }
+
+// reSending matches uclient's per-second progress line once messages flow.
+var reSending = regexp.MustCompile(`tot_send_msgs=[1-9]`)
+
+// watchedOutput collects uclient's output and closes sending at the first
+// progress line that counts sent messages.
+type watchedOutput struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	sending chan struct{}
+	seen    bool
+}
+
+func (w *watchedOutput) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if !w.seen && reSending.Match(w.buf.Bytes()) {
+		w.seen = true
+		close(w.sending)
 	}
-	if m := reTotals.FindAllStringSubmatch(res.out, -1); len(m) > 0 {
-		last := m[len(m)-1]
-		res.sent, _ = strconv.Atoi(last[1])
-		res.recv, _ = strconv.Atoi(last[2])
-	}
-	if m := reLost.FindStringSubmatch(res.out); m != nil {
-		res.lost, _ = strconv.Atoi(m[1])
-	}
-	return res
+	return len(p), nil
+}
+
+func (w *watchedOutput) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
 
 // requireZeroLoss asserts a clean uclient run that relayed every message.

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,22 +48,22 @@ func TestDrainKeepsLiveRelaysAndExitsWhenTheyEnd(t *testing.T) {
 	const m, n = 4, 150 // 150 messages 20 ms apart: 3 s of traffic per client
 	args := []string{"-u", "demo", "-w", "demo", "-e", "127.0.0.1", "-r", peer, "-X", "-m", strconv.Itoa(m),
 		"-n", strconv.Itoa(n), "-z", "20", "-l", "100"}
-	var wg sync.WaitGroup
-	results := make([]uclientResult, 2)
-	for i, extra := range [][]string{nil, {"-t"}} {
+	var runs []*uclientRun
+	for _, extra := range [][]string{nil, {"-t"}} {
 		server := srv.UDP
 		if extra != nil {
 			server = srv.TCP
 		}
-		wg.Add(1)
-		go func(i int, server string, a []string) {
-			defer wg.Done()
-			results[i] = uclient(t, uclientTimeout, server, a...)
-		}(i, server, append(append([]string{}, extra...), args...))
+		runs = append(runs, startUclient(t, uclientTimeout, server, append(append([]string{}, extra...), args...)...))
 	}
-	// Both runs have allocated (probe + clients each) and are sending.
-	srv.waitLogCount("allocation created", 2*m, 30*time.Second)
-	srv.waitLogCount("channel bound", 2*m, 30*time.Second) // uclient binds, then sends at once
+	// Both runs have allocated and bound, and traffic flows.
+	for _, r := range runs {
+		select {
+		case <-r.sending:
+		case res := <-r.done:
+			t.Fatalf("uclient ended before sending: %v\n%s", res.err, tail(res.out))
+		}
+	}
 	drainSignalled(t, srv, syscall.SIGTERM)
 
 	fresh := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
@@ -85,9 +84,13 @@ func TestDrainKeepsLiveRelaysAndExitsWhenTheyEnd(t *testing.T) {
 		t.Errorf("/status during drain: %v", st)
 	}
 
-	wg.Wait()
-	requireZeroLoss(t, results[0], m*n)
-	requireZeroLoss(t, results[1], m*n)
+	for _, r := range runs {
+		res := r.wait()
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		requireZeroLoss(t, res, m*n)
+	}
 	if srv.exited() {
 		t.Fatal("turnd exited while UDP probe allocations were still live")
 	}
@@ -107,17 +110,20 @@ func TestDrainExitsWhenLastTCPClientReleases(t *testing.T) {
 	srv := start(t, testConfig())
 	peer := strconv.Itoa(startPeer(t))
 	const m, n = 2, 100
-	done := make(chan uclientResult, 1)
-	go func() {
-		done <- uclient(t, uclientTimeout, srv.TCP, "-t", "-u", "demo", "-w", "demo", "-e", "127.0.0.1", "-r", peer,
-			"-X", "-m", strconv.Itoa(m), "-n", strconv.Itoa(n), "-z", "20", "-l", "100")
-	}()
+	run := startUclient(t, uclientTimeout, srv.TCP, "-t", "-u", "demo", "-w", "demo", "-e", "127.0.0.1", "-r", peer,
+		"-X", "-m", strconv.Itoa(m), "-n", strconv.Itoa(n), "-z", "20", "-l", "100")
 	// The probe allocation comes and goes first; the clients' allocations
 	// are live once their data flows.
-	srv.waitLogCount("allocation created", m+1, 30*time.Second)
-	srv.waitLogCount("channel bound", m, 30*time.Second)
+	select {
+	case <-run.sending:
+	case res := <-run.done:
+		t.Fatalf("uclient ended before sending: %v\n%s", res.err, tail(res.out))
+	}
 	drainSignalled(t, srv, syscall.SIGTERM)
-	r := <-done
+	r := run.wait()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
 	finished := time.Now()
 	requireZeroLoss(t, r, m*n)
 	if code := srv.waitExit(5 * time.Second); code != 0 {
