@@ -61,6 +61,7 @@ func (c *packetConn) ReadFrom(p []byte) (int, net.Addr, error) {
 		out, addr, v, port := c.handle(buf[:n], from)
 		switch v {
 		case Pass:
+			c.hint.set(port)
 			return copy(p, buf[:n]), addr, nil
 		case Rewrite:
 			if len(out) <= len(p) { // a rewrite only ever shrinks or keeps the size

@@ -139,10 +139,15 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 	if token, err := msg.Get(stun.AttrReservationToken); err == nil {
 		port, _ = g.reservedPort(token)
 	}
-	if df || port != 0 || lifetimeAbove(msg, p.MaxLifetime) {
-		return resign(msg, key, p.MaxLifetime, edits{dropDF: df, dropToken: port != 0}), Rewrite, port
+	hint := port
+	// Step 6: EVEN-PORT with R asks for P+1 to be kept for a later Allocate.
+	if v, err := msg.Get(stun.AttrEvenPort); err == nil && len(v) > 0 && v[0]&0x80 != 0 && port == 0 {
+		hint = reservePair
 	}
-	return nil, Pass, 0
+	if df || port != 0 || lifetimeAbove(msg, p.MaxLifetime) {
+		return resign(msg, key, p.MaxLifetime, edits{dropDF: df, dropToken: port != 0}), Rewrite, hint
+	}
+	return nil, Pass, hint
 }
 
 // edits are the attributes resign removes.

@@ -30,11 +30,20 @@ type reservation struct {
 	expires time.Time
 }
 
-// PortHint carries the relay port a reservation token resolved to, from the
-// gate to the relay generator of the same UDP socket. pion handles a
-// socket's packets one at a time on one goroutine, so the hint set for a
-// packet is consumed while that packet is handled and cleared before the next.
-type PortHint struct{ port atomic.Int32 }
+// PortHint carries, from the gate to the relay generator of the same UDP
+// socket, the relay port a reservation token resolved to, or the request to
+// reserve a pair (EVEN-PORT with R: the generator then holds P+1 bound for
+// the token, as coturn does, so nothing else can take it meanwhile). pion
+// handles a socket's packets one at a time on one goroutine, so the hint set
+// for a packet is consumed while that packet is handled and cleared before
+// the next.
+type PortHint struct {
+	port    atomic.Int32
+	reserve atomic.Bool
+}
+
+// reservePair is the hint value asking for an even/odd pair.
+const reservePair = -1
 
 // Take returns the hinted port (0 if none) and clears it.
 func (h *PortHint) Take() int {
@@ -44,7 +53,19 @@ func (h *PortHint) Take() int {
 	return int(h.port.Swap(0))
 }
 
-func (h *PortHint) set(p int) { h.port.Store(int32(p)) }
+// TakeReserve reports (once) whether the Allocate being handled asked to
+// reserve the next port.
+func (h *PortHint) TakeReserve() bool {
+	if h == nil {
+		return false
+	}
+	return h.reserve.Swap(false)
+}
+
+func (h *PortHint) set(p int) {
+	h.reserve.Store(p == reservePair)
+	h.port.Store(int32(max(p, 0)))
+}
 
 // noteResponse learns reservation tokens from pion's Allocate success
 // responses. Hot path for everything pion sends to clients: a two-byte look.

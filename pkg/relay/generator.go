@@ -35,6 +35,7 @@ type Generator struct {
 
 	mu       sync.Mutex
 	live     map[liveKey]*Conn
+	held     map[liveKey]*held // second ports of reserved pairs
 	up       upTable
 	byClient clientTable
 }
@@ -51,7 +52,7 @@ func New(opts Options) *Generator {
 	if opts.Counters == nil {
 		opts.Counters = &Counters{}
 	}
-	return &Generator{opts: opts, live: make(map[liveKey]*Conn)}
+	return &Generator{opts: opts, live: make(map[liveKey]*Conn), held: make(map[liveKey]*held)}
 }
 
 // Counters returns the traffic totals of every relay socket this generator made.
@@ -124,11 +125,16 @@ func (g *Generator) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane
 		return nil, nil, err
 	}
 	var conn *net.UDPConn
-	err = g.eachPort(conf.RequestedPort, func(port int) error {
-		c, lerr := net.ListenUDP(conf.Network, &net.UDPAddr{IP: bind, Port: port})
-		conn = c
-		return lerr
-	})
+	if conf.RequestedPort != 0 {
+		conn = g.takeHeld(liveKey{v6: v6, port: conf.RequestedPort})
+	}
+	if conn == nil {
+		err = g.eachPort(conf.RequestedPort, func(port int) error {
+			c, lerr := net.ListenUDP(conf.Network, &net.UDPAddr{IP: bind, Port: port})
+			conn = c
+			return lerr
+		})
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 	}

@@ -135,3 +135,32 @@ func TestEvenPortsFirst(t *testing.T) {
 		}
 	}
 }
+
+func TestReservedPairHoldsTheOddPort(t *testing.T) {
+	lo, hi := freePortRange(t, 6)
+	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: lo, MaxPort: hi})
+	defer g.Close()
+	conn, addr, err := g.AllocatePairFor(turn.AllocateListenerConfig{Network: "udp4", RequestedPort: lo}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	p := addr.(*net.UDPAddr).Port
+	if p%2 != 0 {
+		t.Fatalf("pair starts at odd port %d", p)
+	}
+	// Nobody else can take P+1 meanwhile...
+	if c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p + 1}); err == nil {
+		c.Close()
+		t.Fatalf("port %d was not held", p+1)
+	}
+	// ...but the reservation's own Allocate gets it.
+	odd, oddAddr, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4", RequestedPort: p + 1}, nil)
+	if err != nil {
+		t.Fatalf("the reserved port: %v", err)
+	}
+	defer odd.Close()
+	if oddAddr.(*net.UDPAddr).Port != p+1 {
+		t.Fatalf("got %v, want port %d", oddAddr, p+1)
+	}
+}

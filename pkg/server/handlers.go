@@ -168,10 +168,19 @@ type socketGenerator struct {
 }
 
 func (c socketGenerator) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.PacketConn, net.Addr, error) {
+	var conn net.PacketConn
+	var addr net.Addr
+	var err error
 	if p := c.hint.Take(); p != 0 && conf.RequestedPort == 0 {
 		conf.RequestedPort = p
 	}
-	conn, addr, err := c.Generator.AllocatePacketConnFor(conf, c.lane)
+	// pion's EVEN-PORT probes come without a port; the allocation itself
+	// asks for the even port pion picked, and gets a held pair instead.
+	if conf.RequestedPort != 0 && c.hint.TakeReserve() {
+		conn, addr, err = c.Generator.AllocatePairFor(conf, c.lane)
+	} else {
+		conn, addr, err = c.Generator.AllocatePacketConnFor(conf, c.lane)
+	}
 	if err != nil {
 		c.obs.AllocationRejected(RejectCapacity)
 	}

@@ -266,6 +266,7 @@ func (s *Server) Close() error {
 		if errors.Is(err, net.ErrClosed) {
 			err = nil
 		}
+		s.relay.Close()
 		// pion closed the listeners, not what they accepted.
 		s.streams.closeAll()
 		close(s.closed)

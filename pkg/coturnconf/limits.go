@@ -1,0 +1,41 @@
+package coturnconf
+
+import "time"
+
+// limits converts quotas and lifetimes. coturn's lifetimes are seconds; an
+// empty value means coturn's default, which is also turnd's.
+func (c *converter) limits() {
+	for _, q := range []struct {
+		name, path string
+		dst        *int
+	}{
+		{"user-quota", "limits.user_allocations", &c.cfg.Limits.UserAllocations},
+		{"total-quota", "limits.total_allocations", &c.cfg.Limits.TotalAllocations},
+	} {
+		if o, ok := c.last(q.name); ok {
+			if n := c.integer(o); n >= 0 {
+				*q.dst, c.why[q.path] = n, src(o)+"; 486 when reached"
+			} else {
+				c.warn(o, "a negative quota means nothing; keeping 0 (unlimited)")
+			}
+		}
+	}
+	for _, l := range []struct {
+		name, path string
+		dst        *time.Duration
+	}{
+		{"max-allocate-lifetime", "limits.max_lifetime", &c.cfg.Limits.MaxLifetime},
+		{"permission-lifetime", "limits.permission_lifetime", &c.cfg.Limits.PermissionLifetime},
+		{"channel-lifetime", "limits.channel_lifetime", &c.cfg.Limits.ChannelLifetime},
+	} {
+		o, ok := c.last(l.name)
+		if !ok || o.Value == "" {
+			continue
+		}
+		if n := c.integer(o); n > 0 {
+			*l.dst, c.why[l.path] = time.Duration(n)*time.Second, src(o)
+		} else {
+			c.warn(o, "must be a positive number of seconds; keeping %s", fmtDuration(*l.dst))
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package coturnconf
+
+import (
+	"net"
+	"net/netip"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// coturn's default ports.
+const (
+	defaultPort    = 3478
+	defaultTLSPort = 5349
+)
+
+// listen converts the listeners: listening-ip × listening-port for UDP and
+// TCP, × tls-listening-port for TLS when a certificate is configured.
+func (c *converter) listen() {
+	port, portWhy := c.port("listening-port", defaultPort)
+	tlsPort, tlsPortWhy := c.port("tls-listening-port", defaultTLSPort)
+	ips, ipOpts := c.addrs("listening-ip")
+	hosts, hostWhy := make([]string, 0, len(ips)), ""
+	for _, ip := range ips {
+		hosts = append(hosts, ip.String())
+	}
+	if len(hosts) == 0 {
+		hosts = []string{"0.0.0.0"}
+		hostWhy = "every IPv4 address"
+		c.warnAll("listening-ip", Note, "not set: coturn listened on every address of the machine, IPv4 and IPv6; "+
+			"turnd listens on 0.0.0.0 (every IPv4 address): list IPv6 addresses with listening-ip to keep them")
+	} else {
+		hostWhy = joinSrc(ipOpts)
+	}
+	join := func(port int) []string {
+		out := make([]string, len(hosts))
+		for i, h := range hosts {
+			out[i] = net.JoinHostPort(h, strconv.Itoa(port))
+		}
+		return out
+	}
+	c.transport("udp", "no-udp", join(port), hostWhy+", "+portWhy)
+	c.transport("tcp", "no-tcp", join(port), hostWhy+", "+portWhy)
+
+	noTLS, tlsOff := c.flag("no-tls")
+	cert, hasCert := c.last("cert")
+	key, hasKey := c.last("pkey")
+	noDTLS, dtlsOff := c.flag("no-dtls")
+	if dtlsOff {
+		c.note(noDTLS, "turnd has no DTLS listener: the same as this option")
+	}
+	switch {
+	case tlsOff:
+		c.cfg.Listen.TLS = []string{}
+		c.why["listen.tls"] = src(noTLS)
+		if hasCert || hasKey {
+			c.note(noTLS, "cert= and pkey= are not carried over: there is no TLS listener")
+		}
+		return
+	case !hasCert || !hasKey:
+		c.cfg.Listen.TLS = []string{}
+		msg := "no TLS listener: coturn opens TLS listeners only with a certificate (cert=) and key (pkey=); without them it " +
+			"looked for turn_server_cert.pem and turn_server_pkey.pem in its config directories. Add cert= and pkey= if it used those"
+		if o, ok := c.last("tls-listening-port"); ok {
+			c.warn(o, "%s", msg)
+		} else {
+			c.warnAll("cert", Note, "%s", msg)
+		}
+		return
+	}
+	c.cfg.Listen.TLS = join(tlsPort)
+	c.why["listen.tls"] = hostWhy + ", " + tlsPortWhy + ", " + src(cert)
+	c.cfg.TLS.CertFile, c.why["tls.cert_file"] = c.path(cert), src(cert)
+	c.cfg.TLS.KeyFile, c.why["tls.key_file"] = c.path(key), src(key)
+	if !dtlsOff {
+		c.warnAll("no-dtls", Warning, "not set: coturn also accepted DTLS on UDP port %d; turnd has no DTLS "+
+			"(clients use TLS over TCP, or plain UDP)", tlsPort)
+	}
+}
+
+// transport sets listen.udp or listen.tcp unless coturn's no-udp/no-tcp is on.
+func (c *converter) transport(kind, off string, addrs []string, why string) {
+	path := "listen." + kind
+	if o, on := c.flag(off); on {
+		addrs, why = []string{}, src(o)
+	}
+	if kind == "udp" {
+		c.cfg.Listen.UDP = addrs
+	} else {
+		c.cfg.Listen.TCP = addrs
+	}
+	c.why[path] = why
+}
+
+// port reads a port option, falling back to coturn's default.
+func (c *converter) port(name string, def int) (int, string) {
+	o, ok := c.last(name)
+	if !ok {
+		return def, "port " + strconv.Itoa(def) + " (coturn's default)"
+	}
+	n := c.integer(o)
+	if n < 1 || n > 65535 {
+		c.warn(o, "%q is not a port; using coturn's default %d", o.Value, def)
+		return def, "port " + strconv.Itoa(def) + " (coturn's default)"
+	}
+	return n, src(o)
+}
+
+// addrs reads a repeatable IP option, skipping what is not an IP literal
+// and repeats of the same address.
+func (c *converter) addrs(name string) ([]netip.Addr, []Option) {
+	var ips []netip.Addr
+	var used []Option
+	for _, o := range c.opts[name] {
+		ip, ok := c.ip(o, strings.TrimSpace(o.Value))
+		if !ok {
+			continue
+		}
+		dup := false
+		for _, seen := range ips {
+			dup = dup || seen == ip
+		}
+		if dup {
+			c.note(o, "%s is listed already", ip)
+			continue
+		}
+		ips, used = append(ips, ip), append(used, o)
+	}
+	return ips, used
+}
+
+// ip parses an IP literal for option o, reporting anything else.
+func (c *converter) ip(o Option, s string) (netip.Addr, bool) {
+	ip, err := netip.ParseAddr(s)
+	if err != nil || ip.Zone() != "" {
+		c.warn(o, "%q is not an IP address: turnd needs literal addresses; not carried over", s)
+		return netip.Addr{}, false
+	}
+	return ip.Unmap(), true
+}
+
+// path returns a file option's path, pointing out that coturn searched its
+// config directories for relative ones and turnd does not.
+func (c *converter) path(o Option) string {
+	p := strings.TrimSpace(o.Value)
+	if !filepath.IsAbs(p) {
+		c.warn(o, "relative path %q: coturn searched its config directories (such as /etc/coturn, /usr/local/etc) "+
+			"for it, turnd opens it relative to its working directory: give the absolute path", p)
+	}
+	return p
+}
+
+// joinSrc lists several options' sources for one comment.
+func joinSrc(os []Option) string {
+	parts := make([]string, len(os))
+	for i, o := range os {
+		parts[i] = src(o)
+	}
+	return strings.Join(parts, ", ")
+}

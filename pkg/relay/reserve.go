@@ -1,0 +1,90 @@
+package relay
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"time"
+
+	"github.com/pion/turn/v5"
+)
+
+// reservationHold is how long the odd port of a reserved pair stays bound
+// for its RESERVATION-TOKEN (RFC 8656 §7.2: 30 seconds).
+const reservationHold = 30 * time.Second
+
+// held is the second port of a reserved pair, bound and waiting.
+type held struct {
+	conn  *net.UDPConn
+	timer *time.Timer
+}
+
+// AllocatePairFor allocates an even relay port P for an Allocate with
+// EVEN-PORT (R bit) and keeps P+1 bound, so the later Allocate presenting
+// the reservation token gets it even if the host is busy (pion alone
+// checks P+1 only by number).
+func (g *Generator) AllocatePairFor(conf turn.AllocateListenerConfig, lane *net.UDPConn) (net.PacketConn, net.Addr, error) {
+	bind, _, v6, err := g.family(conf.Network)
+	if err != nil {
+		return nil, nil, err
+	}
+	lo := g.opts.MinPort + g.opts.MinPort%2 // first even port
+	pairs := (g.opts.MaxPort - lo + 1) / 2
+	if pairs <= 0 {
+		return nil, nil, fmt.Errorf("allocate relay pair: %w", ErrNoFreePort)
+	}
+	start := rand.IntN(pairs)
+	for i := 0; i < pairs; i++ {
+		p := lo + 2*((start+i)%pairs)
+		odd, err := net.ListenUDP(conf.Network, &net.UDPAddr{IP: bind, Port: p + 1})
+		if err != nil {
+			continue
+		}
+		conf.RequestedPort = p
+		conn, addr, err := g.AllocatePacketConnFor(conf, lane)
+		if err != nil {
+			_ = odd.Close()
+			continue
+		}
+		k := liveKey{v6: v6, port: p + 1}
+		h := &held{conn: odd}
+		h.timer = time.AfterFunc(reservationHold, func() {
+			g.mu.Lock()
+			if g.held[k] == h {
+				delete(g.held, k)
+			}
+			g.mu.Unlock()
+			_ = odd.Close()
+		})
+		g.mu.Lock()
+		g.held[k] = h
+		g.mu.Unlock()
+		return conn, addr, nil
+	}
+	return nil, nil, fmt.Errorf("allocate relay pair: %w", ErrNoFreePort)
+}
+
+// takeHeld hands over the held socket of a reserved port, if there is one.
+func (g *Generator) takeHeld(k liveKey) *net.UDPConn {
+	g.mu.Lock()
+	h := g.held[k]
+	delete(g.held, k)
+	g.mu.Unlock()
+	if h == nil || !h.timer.Stop() {
+		return nil // expired: its timer is closing it
+	}
+	return h.conn
+}
+
+// Close releases every held reservation (the server is stopping).
+func (g *Generator) Close() {
+	g.mu.Lock()
+	hs := g.held
+	g.held = make(map[liveKey]*held)
+	g.mu.Unlock()
+	for _, h := range hs {
+		if h.timer.Stop() {
+			_ = h.conn.Close()
+		}
+	}
+}
