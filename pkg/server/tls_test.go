@@ -1,18 +1,10 @@
 package server_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/binary"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,6 +12,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/testcert"
 	"github.com/turnd/turnd/internal/testturn"
 	"github.com/turnd/turnd/pkg/auth"
 )
@@ -28,36 +21,7 @@ import (
 // serial number to dir and returns its certificate and key paths.
 func writeCert(t *testing.T, dir string, serial int64) (certFile, keyFile string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial),
-		Subject:      pkix.Name{CommonName: "turnd test"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile = filepath.Join(dir, "cert.pem")
-	keyFile = filepath.Join(dir, "key.pem")
-	for file, block := range map[string]*pem.Block{
-		certFile: {Type: "CERTIFICATE", Bytes: der},
-		keyFile:  {Type: "EC PRIVATE KEY", Bytes: keyDER},
-	} {
-		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return certFile, keyFile
+	return testcert.New(t, serial).WriteFiles(t, dir)
 }
 
 // dialTLS connects to the server's TLS listener and returns the connection
