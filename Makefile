@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 BIN     := bin/turnd
 
-.PHONY: build run test test-go test-deploy tools lint bench clean
+.PHONY: build run test test-go test-deploy tools lint bench clean soak
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/turnd
@@ -31,6 +31,20 @@ lint:
 	@out="$$(gofmt -l cmd pkg test deploy/test)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd deploy/test && $(GO) vet ./...
+
+# A long churn of allocations against the real binary (TestSoak in test/e2e):
+# prints turnd's goroutines, open files and live heap before and after, the
+# peak allocations and the allocation rate. CI runs the same test for 15 s.
+# Every wait in it is bounded, hence no go test timeout.
+SOAK_DURATION ?= 5m
+soak: tools
+	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 0 ./test/e2e
+
+# Compares turnd with coturn on loopback (about ten minutes, on a quiet
+# machine; not part of `make test`): prints a table and writes
+# bench/results/latest.json and docs/img/cpu-per-packet.png.
+bench: build
+	./bench/run.sh
 
 clean:
 	rm -rf bin

@@ -8,6 +8,9 @@
 //	turnd check-config --config FILE      validate a file; non-zero exit lists every problem
 //	turnd default-config                  print the embedded config, a commented starting point
 //	turnd version                         print the version
+//	turnd import-coturn FILE [-- FLAGS]   convert a coturn turnserver.conf (and flags) to turnd YAML
+//	turnd status [--http ADDR] [--json]   summarise a running turnd's /status
+//	turnd drain [--pid N] [--wait]        SIGTERM a running turnd; --wait follows the drain to its end
 package main
 
 import (
@@ -29,6 +32,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cmd := "serve"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
+	}
+	if sub := subcommand(cmd); sub != nil {
+		return sub(args, stdout, stderr)
 	}
 	fs := flag.NewFlagSet("turnd "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -57,7 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "turnd %s\n", version)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "turnd: unknown command %q (serve, check-config, default-config, version)\n", cmd)
+		fmt.Fprintf(stderr, "turnd: unknown command %q (serve, check-config, default-config, version, import-coturn, status, drain)\n", cmd)
 		return 2
 	}
 }

@@ -28,6 +28,9 @@ import (
 // serve runs turnd until its drain ends; the exit code is 0 for any stop
 // the operator asked for, 1 when turnd could not start or a component failed.
 func serve(path string, _, stderr io.Writer) int {
+	// First, before anything can write a log line: a closed stderr must not
+	// kill a relay that carries live calls.
+	ignoreSIGPIPE()
 	cfg := config.Embedded()
 	if path != "" {
 		var err error
@@ -40,9 +43,12 @@ func serve(path string, _, stderr io.Writer) int {
 	log, level := newLogger(stderr, cfg.Log.Format, cfg.Log.Level)
 	startProfiler(log)
 	started := time.Now()
+	// Before the first socket is bound, so every listener and relay socket
+	// counts against the raised limit.
+	nofile := raiseOpenFiles(log)
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(goCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	// The registry exists before both the drain (which waits on it) and the
 	// server (which fills it), so neither needs the other to be built first.
@@ -141,6 +147,7 @@ func serve(path string, _, stderr io.Writer) int {
 		})
 	}
 
+	reportCapacity(log, nofile, cfg.Relay)
 	announce(log, cfg, path, srv, httpLn)
 	notifier.ready()
 	stopped := g.Run()

@@ -16,7 +16,7 @@ import (
 // line is a drain request, never the default action (death).
 func notifySignals() chan os.Signal {
 	ch := make(chan os.Signal, 8)
-	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGQUIT, syscall.SIGHUP)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR2)
 	return ch
 }
 
@@ -32,7 +32,10 @@ func watchSignals(ch chan os.Signal, out chan<- drain.Signal, stop <-chan struct
 		case s := <-ch:
 			var d drain.Signal
 			switch s {
-			case syscall.SIGHUP:
+			case syscall.SIGHUP, syscall.SIGUSR2:
+				// SIGUSR2 is coturn's "reload certificates": certbot and
+				// cert-manager hooks send it, and a default action would
+				// kill every live call.
 				onHUP()
 				continue
 			case syscall.SIGUSR1:

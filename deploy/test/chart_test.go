@@ -25,6 +25,9 @@ var chartCases = []chartCase{
 		if r.serviceMonitor != nil {
 			t.Error("ServiceMonitor rendered although serviceMonitor.enabled is false")
 		}
+		if r.dashboard != nil {
+			t.Error("dashboard ConfigMap rendered although grafanaDashboard.enabled is false")
+		}
 		if got := r.pod().TerminationGracePeriodSeconds; got == nil || *got != 3600+30 {
 			t.Errorf("terminationGracePeriodSeconds = %v, want 3630 (1h drain + 30s margin)", got)
 		}
@@ -94,6 +97,7 @@ var chartCases = []chartCase{
 			t.Errorf("endpoints = %+v, want one on port http, /metrics, every 15s", sm.Spec.Endpoints)
 		}
 	}},
+	{values: "dashboard.values.yaml", check: checkDashboard},
 	{values: "low-ports.values.yaml", bindService: true, check: func(t *testing.T, r rendered) {
 		wantList(t, "listen.tls", onlyConfig(t, r).Listen.TLS, "${TURND_NODE_IP}:443")
 	}},

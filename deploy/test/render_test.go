@@ -27,6 +27,7 @@ type rendered struct {
 	secret         *corev1.Secret
 	serviceAccount *corev1.ServiceAccount
 	serviceMonitor *monitoringv1.ServiceMonitor
+	dashboard      *corev1.ConfigMap // only with grafanaDashboard.enabled
 	// objects lists every object's metadata, for checks that apply to all.
 	objects []*metav1.ObjectMeta
 }
@@ -88,6 +89,9 @@ func decodeAll(t *testing.T, out string) rendered {
 		case "v1/ServiceAccount":
 			r.serviceAccount = new(corev1.ServiceAccount)
 			obj, om = r.serviceAccount, &r.serviceAccount.ObjectMeta
+		case "v1/ConfigMap":
+			r.dashboard = new(corev1.ConfigMap)
+			obj, om = r.dashboard, &r.dashboard.ObjectMeta
 		case "monitoring.coreos.com/v1/ServiceMonitor":
 			r.serviceMonitor = new(monitoringv1.ServiceMonitor)
 			obj, om = r.serviceMonitor, &r.serviceMonitor.ObjectMeta

@@ -80,11 +80,16 @@ func newConverter(in Input) *converter {
 		head:     map[string][]string{},
 	}
 	c.cfg.Auth.Users = map[string]string{}
+	var names []string // in order of first appearance, for stable findings
 	for _, o := range in.Options {
+		if _, seen := c.opts[o.Name]; !seen {
+			names = append(names, o.Name)
+		}
 		c.collect(o)
 	}
-	for name, os := range c.opts {
-		if sp, _ := lookup(name); !sp.repeat && len(os) > 1 && name != "external-ip" {
+	for _, name := range names {
+		os := c.opts[name]
+		if sp, _ := lookup(name); !sp.repeat && len(os) > 1 {
 			c.warn(os[len(os)-1], "given %d times (%s); coturn uses the last one, this one", len(os), positions(os))
 		}
 	}

@@ -52,8 +52,8 @@ func TestConvert(t *testing.T) {
 			findings: []string{"line 2: warning: user: not carried over: coturn ignores user="},
 		},
 		{
-			name: "use-auth-secret without secrets",
-			text: "relay-ip=192.0.2.1\nuse-auth-secret\nuser=a:b\n",
+			name:     "use-auth-secret without secrets",
+			text:     "relay-ip=192.0.2.1\nuse-auth-secret\nuser=a:b\n",
 			findings: []string{"line 2: warning: use-auth-secret: no static-auth-secret", "no credential was carried over"},
 		},
 		{
@@ -222,6 +222,7 @@ func TestConvertRefusesWhatTurndCannotRun(t *testing.T) {
 		{"no credential", "relay-ip=192.0.2.1\n", "auth: at least one user or secret is required"},
 		{"no address to hand out", "static-auth-secret=s\n", "relay.external_address: required"},
 		{"no listener", base + "no-udp\nno-tcp\nno-tls\n", "listen: at least one"},
+		{"no usable listening-ip: not everywhere instead", base + "listening-ip=eth0\n", "listen: at least one"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -316,16 +317,29 @@ func TestFmtDuration(t *testing.T) {
 	}
 }
 
-// TestMigrationGuideCoversEveryOption keeps docs/migration.md's table in step
-// with the option table: every option the converter knows has a row.
+// TestMigrationGuideCoversEveryOption keeps docs/migration.md's tables in
+// step with the option table: every option the converter knows is named in
+// the first cell of a table row.
 func TestMigrationGuideCoversEveryOption(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/migration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	named := map[string]bool{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		cells := strings.Split(line, "|")
+		if !strings.HasPrefix(line, "| `") || len(cells) < 3 {
+			continue
+		}
+		for i, part := range strings.Split(cells[1], "`") {
+			if i%2 == 1 { // inside backticks
+				named[part] = true
+			}
+		}
+	}
 	for _, s := range specs {
-		if !strings.Contains(string(doc), "| `"+s.name+"`") {
-			t.Errorf("docs/migration.md has no table row for `%s`", s.name)
+		if !named[s.name] {
+			t.Errorf("docs/migration.md has no table row naming `%s`", s.name)
 		}
 	}
 }

@@ -24,12 +24,17 @@ func (c *converter) listen() {
 	for _, ip := range ips {
 		hosts = append(hosts, ip.String())
 	}
-	if len(hosts) == 0 {
+	switch {
+	case len(hosts) == 0 && len(c.opts["listening-ip"]) > 0:
+		// Listening everywhere instead of on addresses that were meant to
+		// restrict it would widen exposure: leave turnd without listeners.
+		c.warnAll("listening-ip", Warning, "no listening-ip is usable, so there is no listener: fix the addresses")
+	case len(hosts) == 0:
 		hosts = []string{"0.0.0.0"}
 		hostWhy = "every IPv4 address"
 		c.warnAll("listening-ip", Note, "not set: coturn listened on every address of the machine, IPv4 and IPv6; "+
 			"turnd listens on 0.0.0.0 (every IPv4 address): list IPv6 addresses with listening-ip to keep them")
-	} else {
+	default:
 		hostWhy = joinSrc(ipOpts)
 	}
 	join := func(port int) []string {

@@ -86,9 +86,11 @@ func (c *converter) entries(name, path string, dst *[]string) []peerfilter.Range
 func (c *converter) newlyDenied(allowed, denied []peerfilter.Range) {
 	var extra []string
 	for _, b := range peerfilter.BuiltinDenied() {
-		// Multicast is reported on its own (no-multicast-peers), and
-		// IPv4-mapped peers are judged by their IPv4 address.
-		if b.First().IsMulticast() || b.First().Is4In6() || inAny(b, denied) || inAny(b, allowed) {
+		// Multicast is reported on its own (no-multicast-peers), loopback
+		// follows allow-loopback-peers in both servers, and IPv4-mapped
+		// peers are judged by their IPv4 address.
+		f := b.First()
+		if f.IsMulticast() || f.IsLoopback() || f.Is4In6() || inAny(b, denied) || inAny(b, allowed) {
 			continue
 		}
 		extra = append(extra, b.String())

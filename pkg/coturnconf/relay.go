@@ -138,7 +138,7 @@ func (c *converter) external(relay netip.Addr, plain *mapping, mappings []mappin
 	case relay.Is4() != plain.public.Is4():
 		c.warn(plain.o, "coturn applies it to relay addresses of the same family only, and the relay address %s is not; "+
 			"not carried over", relay)
-	case relay.IsLoopback() && !relay.IsUnspecified():
+	case relay.IsLoopback():
 		c.warn(plain.o, "coturn does not apply it to the loopback relay address %s; not carried over", relay)
 	default:
 		c.cfg.Relay.ExternalAddress, c.why["relay.external_address"] = plain.public.String(), src(plain.o)

@@ -12,10 +12,12 @@ import (
 const header = "turnd configuration converted from coturn by `turnd import-coturn`.\n" +
 	"A comment names the coturn option each value came from (\"line N\" of the file, \"argument N\" of\n" +
 	"the flags); values without one are turnd's defaults. Options that could not be carried over were\n" +
-	"listed on stderr. Check the file with: turnd check-config --config FILE"
+	"listed on stderr. Keys not written here keep turnd's defaults (turnd default-config shows them all).\n" +
+	"Check the file with: turnd check-config --config FILE"
 
-// render writes the config in the order and with the key names of turnd's
-// own default config, every key present, with the converter's comments.
+// render writes the keys coturn has a counterpart for, plus drain and http,
+// in the order of turnd's default config and with the converter's comments.
+// Keys left out (limits turnd has and coturn has not) keep their defaults.
 func (c *converter) render() []byte {
 	w := &writer{c: c}
 	cfg := c.cfg

@@ -47,19 +47,19 @@ func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Resp
 	case stun.NewType(stun.MethodChannelBind, stun.ClassRequest):
 		var peer stun.XORMappedAddress
 		if p.PeerAllowed != nil && peer.GetFromAs(msg, stun.AttrXORPeerAddress) == nil && !p.PeerAllowed(peer.IP) {
-			g.reply(msg, key, src, r, stun.CodeForbidden)
 			if g.hooks.PeerRefused != nil {
 				g.hooks.PeerRefused(userID, peer.IP)
 			}
+			g.reply(msg, key, src, r, stun.CodeForbidden)
 			return nil, Answered, 0
 		}
 		fallthrough
 	case stun.NewType(stun.MethodCreatePermission, stun.ClassRequest):
 		if g.overCapacity(p, msg, src) {
-			g.reply(msg, key, src, r, stun.CodeInsufficientCapacity)
 			if g.hooks.CapacityRefused != nil {
 				g.hooks.CapacityRefused(userID)
 			}
+			g.reply(msg, key, src, r, stun.CodeInsufficientCapacity)
 			return nil, Answered, 0
 		}
 	}
@@ -109,20 +109,21 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 	// different server" — turnd does while draining, if it knows where to.
 	if len(p.Alternates) > 0 && g.hooks.Accepting != nil && !g.hooks.Accepting() {
 		alt := g.nextAlternate(p)
-		g.reply(msg, key, src, r, stun.CodeTryAlternate,
-			&stun.AlternateServer{IP: alt.IP, Port: alt.Port})
+		// Hooks run before the reply, so whoever sees the reply sees the count.
 		if g.hooks.Redirected != nil {
 			g.hooks.Redirected(user, alt)
 		}
+		g.reply(msg, key, src, r, stun.CodeTryAlternate,
+			&stun.AlternateServer{IP: alt.IP, Port: alt.Port})
 		return nil, Answered, 0
 	}
 
 	// Step 3: a protocol the server does not relay is refused with 442.
 	if v, err := msg.Get(stun.AttrRequestedTransport); err == nil && len(v) > 0 && v[0] == protoTCP && !p.TCPAllocations {
-		g.reply(msg, key, src, r, stun.CodeUnsupportedTransProto)
 		if g.hooks.TCPRefused != nil {
 			g.hooks.TCPRefused(user)
 		}
+		g.reply(msg, key, src, r, stun.CodeUnsupportedTransProto)
 		return nil, Answered, 0
 	}
 

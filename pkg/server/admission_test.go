@@ -201,13 +201,11 @@ func TestChannelBindDeniedPeer(t *testing.T) {
 	c.MustAllocate()
 	number := testturn.RawAttr(stun.AttrChannelNumber, []byte{0x40, 0x00, 0, 0})
 	peer := testturn.PeerAddr(&net.UDPAddr{IP: net.IPv4(198, 51, 100, 7), Port: 9}) // TEST-NET-2
-	// testturn.Request cannot be used: pion v5.1.3 answers a refused
-	// ChannelBind with an unsigned 401 (RFC 8656 §11.2 says 403, as pion
-	// answers CreatePermission), which the client takes for a broken
-	// exchange. What matters here is the refusal and its report.
+	// pion v5.1.3 alone would answer an unsigned 401 here; the gate answers
+	// the 403 RFC 8656 §12.2 asks for, signed.
 	resp := signedRequest(t, c, "demo", "demo", stun.MethodChannelBind, number, peer)
-	if code := testturn.ErrorCode(resp); code == 0 {
-		t.Fatal("ChannelBind to a denied peer succeeded")
+	if code := testturn.ErrorCode(resp); code != 403 {
+		t.Fatalf("ChannelBind to a denied peer: %d, want 403", code)
 	}
 	if got, want := obs.Denied(), []string{"peer_denied"}; !slices.Equal(got, want) {
 		t.Errorf("PermissionRejected calls %q, want %q", got, want)

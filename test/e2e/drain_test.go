@@ -292,6 +292,13 @@ func TestReload(t *testing.T) {
 		t.Fatal("the old allocation stopped relaying after reload")
 	}
 
+	// SIGUSR2 (coturn's certificate reload, sent by renewal hooks) reloads too.
+	cfg.Auth.Secrets = []string{"second", "third"}
+	rewriteConfig(t, path, cfg)
+	srv.signal(syscall.SIGUSR2)
+	srv.waitLogCount("reloaded", 2, 5*time.Second)
+	restClient(t, srv, "third").MustAllocate()
+
 	if err := os.WriteFile(path, []byte("realm: [broken\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/turnd/turnd/pkg/allocation"
+	"github.com/turnd/turnd/pkg/httpapi"
+)
+
+// formatStatus is the human summary of a /status document.
+func formatStatus(st httpapi.Status, addr string, now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "turnd %s at %s: %s\n", st.Version, addr, stateLine(st, now))
+	if d := st.Drain; d != nil {
+		fmt.Fprintf(&b, "  drain:        %s left, deadline %s (in %s)\n", plural(st.Allocations.Total, "allocation"),
+			d.Deadline.UTC().Format(time.RFC3339), secondsLeft(d.SecondsLeft))
+	}
+	fmt.Fprintf(&b, "  allocations:  %s\n", allocationsLine(st.Allocations))
+	t := st.Traffic
+	fmt.Fprintf(&b, "  relayed:      to peers %d packets, %s; from peers %d packets, %s\n",
+		t.ToPeerPackets, bytesSI(t.ToPeerBytes), t.FromPeerPackets, bytesSI(t.FromPeerBytes))
+	fmt.Fprintf(&b, "  up:           %s (since %s)\n", time.Duration(st.UptimeSeconds*float64(time.Second)).Round(time.Second),
+		st.StartedAt.UTC().Format(time.RFC3339))
+	return b.String()
+}
+
+// stateLine says what turnd does with new allocations, and since when it
+// drains.
+func stateLine(st httpapi.Status, now time.Time) string {
+	d := st.Drain
+	switch {
+	case d == nil && st.Accepting:
+		return st.State + ", accepting new allocations"
+	case d == nil:
+		return st.State + ", refusing new allocations"
+	}
+	s := fmt.Sprintf("%s (%s) for %s", st.State, triggerName(d.Trigger), now.Sub(d.StartedAt).Round(time.Second))
+	if st.Accepting {
+		return s + ", still accepting new allocations (lame-duck delay)"
+	}
+	return s + ", refusing new allocations"
+}
+
+// triggerName names the signal behind a drain trigger.
+func triggerName(trigger string) string {
+	switch trigger {
+	case "terminate":
+		return "SIGTERM"
+	case "drain":
+		return "SIGUSR1"
+	case "quit":
+		return "SIGQUIT"
+	}
+	return trigger
+}
+
+// allocationsLine is "3 (udp 2, tcp 1, tls 0)".
+func allocationsLine(a httpapi.Allocations) string {
+	return fmt.Sprintf("%d (%s)", a.Total, transportCounts(a))
+}
+
+// transportCounts is "udp 2, tcp 1, tls 0", in turnd's transport order.
+func transportCounts(a httpapi.Allocations) string {
+	var parts []string
+	known := map[string]bool{}
+	for _, t := range allocation.Transports() {
+		known[t.String()] = true
+		parts = append(parts, fmt.Sprintf("%s %d", t, a.ByTransport[t.String()]))
+	}
+	for _, name := range slices.Sorted(maps.Keys(a.ByTransport)) {
+		if !known[name] {
+			parts = append(parts, fmt.Sprintf("%s %d", name, a.ByTransport[name]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// secondsLeft formats a countdown to whole seconds.
+func secondsLeft(s float64) string {
+	return (time.Duration(s * float64(time.Second))).Round(time.Second).String()
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// bytesSI formats a byte count with SI prefixes: "512 B", "1.5 MB".
+func bytesSI(n uint64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+}

@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/turnd/turnd/internal/testturn"
+)
+
+// TestKill9RestartOnSamePorts: turnd killed with SIGKILL while it holds UDP
+// and TCP allocations and an HTTP connection comes straight back on the
+// same fixed ports (no "address in use" from connections the dead process
+// left in TIME_WAIT), and serves new clients and old ones that allocate again.
+func TestKill9RestartOnSamePorts(t *testing.T) {
+	port, httpPort := freeTURNPort(t), freeTCPPort(t)
+	cfg := testConfig()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	cfg.Listen.UDP, cfg.Listen.TCP = []string{addr}, []string{addr}
+	cfg.HTTP.Address = net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort))
+	path := writeConfig(t, cfg)
+	peer := echoPeer(t)
+
+	old := startTurndFile(t, path)
+	udp := testturn.Dial(t, "udp", old.UDP, "demo", "demo")
+	relayed(t, udp, peer)
+	tcp := testturn.Dial(t, "tcp", old.TCP, "demo", "demo")
+	relayed(t, tcp, peer)
+	old.get("/status") // leaves a kept-alive HTTP connection open
+
+	old.signal(syscall.SIGKILL)
+	if sig := old.killedBy(5 * time.Second); sig != syscall.SIGKILL {
+		t.Fatalf("turnd ended by %v, want SIGKILL", sig)
+	}
+
+	// What makes a naive restart fail: the dead process's connections
+	// linger in FIN-WAIT/TIME-WAIT on the listening ports.
+	if n := closingConns(t, port, httpPort); n == 0 {
+		t.Error("no connection of the killed turnd left closing on its ports: the test does not test what it says")
+	}
+
+	began := time.Now()
+	restarted := startTurndFile(t, path)
+	if d := time.Since(began); d > 2*time.Second {
+		t.Errorf("restart took %v", d)
+	}
+	if restarted.UDP != addr || restarted.TCP != addr || restarted.HTTP != cfg.HTTP.Address {
+		t.Fatalf("restarted on udp %s tcp %s http %s, want %s and %s",
+			restarted.UDP, restarted.TCP, restarted.HTTP, addr, cfg.HTTP.Address)
+	}
+	relayed(t, testturn.Dial(t, "udp", restarted.UDP, "demo", "demo"), peer)
+	relayed(t, testturn.Dial(t, "tcp", restarted.TCP, "demo", "demo"), peer)
+	// The old UDP client's 5-tuple is unknown to the new process: its stale
+	// nonce gets 438, and it allocates again from the same socket.
+	relayed(t, udp, peer)
+	if got := sumPrefix(restarted.scrape(), "turnd_allocations{"); got != 3 {
+		t.Errorf("allocations after restart = %v, want 3", got)
+	}
+}
+
+// relayed allocates, permits peer and checks an echo comes back through the relay.
+func relayed(t *testing.T, c *testturn.Client, peer *net.UDPAddr) {
+	t.Helper()
+	c.MustAllocate()
+	if code := c.Permit(peer); code != 0 {
+		t.Fatalf("CreatePermission: error %d", code)
+	}
+	if !c.Echo(peer, "relayed") {
+		t.Fatal("no echo through the relay")
+	}
+}
+
+// freeTURNPort returns a loopback port number free for both UDP and TCP a
+// moment ago: turnd listens on both with one number, as on 3478.
+func freeTURNPort(t *testing.T) int {
+	t.Helper()
+	for i := 0; i < 20; i++ {
+		port := freeTCPPort(t)
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+		if err == nil {
+			c.Close()
+			return port
+		}
+	}
+	t.Fatal("no port free for both UDP and TCP")
+	return 0
+}
+
+// freeTCPPort returns a loopback TCP port that was free a moment ago.
+func freeTCPPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// closingConns counts TCP sockets on loopback whose local port is one of
+// ports and whose state is one a closed socket passes through (FIN-WAIT-1/2,
+// TIME-WAIT, CLOSING, LAST-ACK), from /proc/net/tcp.
+func closingConns(t *testing.T, ports ...int) int {
+	t.Helper()
+	f, err := os.Open("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	closing := map[string]bool{"04": true, "05": true, "06": true, "09": true, "0B": true}
+	want := make(map[string]bool)
+	for _, p := range ports {
+		want[strings.ToUpper(strconv.FormatInt(int64(p), 16))] = true
+	}
+	n := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 4 {
+			continue
+		}
+		_, localPort, _ := strings.Cut(fields[1], ":")
+		if want[strings.TrimLeft(localPort, "0")] && closing[fields[3]] {
+			n++
+		}
+	}
+	return n
+}
