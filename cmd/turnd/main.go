@@ -14,6 +14,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"io"
@@ -50,9 +51,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "turnd check-config: --config FILE is required")
 			return 2
 		}
-		if _, err := config.Load(*path); err != nil {
+		cfg, err := config.Load(*path)
+		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
+		}
+		// Validation opens no file; a certificate that will not load is
+		// still something check-config should catch before a restart does.
+		if len(cfg.Listen.TLS) > 0 {
+			if _, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile); err != nil {
+				fmt.Fprintf(stderr, "config %s: tls: %v\n", *path, err)
+				return 1
+			}
 		}
 		fmt.Fprintf(stdout, "%s: ok\n", *path)
 		return 0

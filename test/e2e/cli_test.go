@@ -58,6 +58,12 @@ func TestCheckConfigListsEveryProblem(t *testing.T) {
 	if code, _ := runTurnd(t, "check-config"); code == 0 {
 		t.Fatal("check-config without --config succeeded")
 	}
+	noCert := testConfig()
+	noCert.Listen.TLS = []string{"127.0.0.1:0"}
+	noCert.TLS.CertFile, noCert.TLS.KeyFile = "/nonexistent/tls.crt", "/nonexistent/tls.key"
+	if code, out := runTurnd(t, "check-config", "--config", writeConfig(t, noCert)); code == 0 || !strings.Contains(out, "tls.crt") {
+		t.Fatalf("check-config accepted a missing certificate (%d):\n%s", code, out)
+	}
 }
 
 func TestUnknownKeyIsAnError(t *testing.T) {
