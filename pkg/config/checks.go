@@ -50,6 +50,9 @@ func (c Config) checkListen(v *validator) {
 	if c.Listen.UDPSockets < 0 || c.Listen.UDPSockets > maxUDPSockets {
 		v.add("listen.udp_sockets", "must be between 0 (one per CPU) and %d", maxUDPSockets)
 	}
+	if c.Listen.SocketBuffer < 0 {
+		v.add("listen.socket_buffer", "must be >= 0 (0 keeps the kernel default)")
+	}
 }
 
 func (c Config) checkTLS(v *validator) {

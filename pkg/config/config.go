@@ -48,6 +48,10 @@ type Listen struct {
 	// UDPSockets is how many SO_REUSEPORT sockets each UDP address gets.
 	// Default 0, which means one per CPU (GOMAXPROCS).
 	UDPSockets int `yaml:"udp_sockets"`
+	// SocketBuffer is the receive and send buffer, in bytes, asked for on
+	// each client-facing UDP socket (the kernel caps it at
+	// net.core.rmem_max/wmem_max). Default 4194304; 0 keeps the kernel default.
+	SocketBuffer int `yaml:"socket_buffer"`
 }
 
 // TLS names the certificate and key files (PEM) of the TLS listeners.

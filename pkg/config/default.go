@@ -15,6 +15,8 @@ func Default() Config {
 		Listen: Listen{
 			UDP: []string{"127.0.0.1:3478"},
 			TCP: []string{"127.0.0.1:3478"},
+
+			SocketBuffer: 4 << 20,
 		},
 		Relay: Relay{
 			MinPort:        49152,

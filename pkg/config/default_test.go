@@ -11,7 +11,7 @@ import (
 func TestDefault(t *testing.T) {
 	want := Config{
 		Realm:  "turnd.local",
-		Listen: Listen{UDP: []string{"127.0.0.1:3478"}, TCP: []string{"127.0.0.1:3478"}},
+		Listen: Listen{UDP: []string{"127.0.0.1:3478"}, TCP: []string{"127.0.0.1:3478"}, SocketBuffer: 4 << 20},
 		Relay:  Relay{MinPort: 49152, MaxPort: 65535, TCPAllocations: true},
 		Auth:   Auth{RESTSeparator: ":"},
 		Limits: Limits{MaxLifetime: time.Hour, PermissionLifetime: 5 * time.Minute, ChannelLifetime: 10 * time.Minute,

@@ -12,12 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// socketBuffer is the receive and send buffer asked for on every
-// client-facing UDP socket: bursts of media from many clients land on one
-// socket, and the kernel default (≈200 KiB) overflows first. The kernel caps
-// it at net.core.rmem_max / wmem_max.
-const socketBuffer = 4 << 20
-
 // reusePort lets every socket of a UDP group bind the same address; the
 // kernel then spreads client flows over them by 5-tuple hash.
 func reusePort(_, _ string, c syscall.RawConn) error {
@@ -31,8 +25,10 @@ func reusePort(_, _ string, c syscall.RawConn) error {
 }
 
 // listenUDPGroup binds n SO_REUSEPORT sockets on addr. With port 0 the first
-// socket picks the port and the others join it.
-func listenUDPGroup(addr string, n int) ([]net.PacketConn, error) {
+// socket picks the port and the others join it. buffer (listen.socket_buffer)
+// is asked for as receive and send buffer: bursts of media from many clients
+// land on one socket, and the kernel default (≈200 KiB) overflows first.
+func listenUDPGroup(addr string, n, buffer int) ([]net.PacketConn, error) {
 	lc := net.ListenConfig{Control: reusePort}
 	var conns []net.PacketConn
 	closeAll := func() {
@@ -47,9 +43,11 @@ func listenUDPGroup(addr string, n int) ([]net.PacketConn, error) {
 			return nil, fmt.Errorf("listen udp %s: %w", addr, err)
 		}
 		conns = append(conns, c)
-		uc := c.(*net.UDPConn)
-		_ = uc.SetReadBuffer(socketBuffer) // best effort: capped by the kernel
-		_ = uc.SetWriteBuffer(socketBuffer)
+		if buffer > 0 {
+			uc := c.(*net.UDPConn)
+			_ = uc.SetReadBuffer(buffer) // best effort: capped by the kernel
+			_ = uc.SetWriteBuffer(buffer)
+		}
 		if i == 0 {
 			addr = c.LocalAddr().String()
 		}

@@ -141,7 +141,7 @@ func (s *Server) bind(cfg config.Config) error {
 		n = runtime.GOMAXPROCS(0)
 	}
 	for _, addr := range cfg.Listen.UDP {
-		group, err := listenUDPGroup(addr, n)
+		group, err := listenUDPGroup(addr, n, cfg.Listen.SocketBuffer)
 		if err != nil {
 			return err
 		}
