@@ -34,6 +34,10 @@ type Policy struct {
 	Bindings Bindings
 	// PermissionsPerAllocation and ChannelsPerAllocation are those caps; 0: none.
 	PermissionsPerAllocation, ChannelsPerAllocation int
+	// OwnAddress reports whether a peer transport address is one of the
+	// server's own listening or HTTP sockets: a ChannelBind there would make
+	// turnd relay into itself, and is refused with 403. nil: none known.
+	OwnAddress func(netip.AddrPort) bool
 	// IdleTimeout closes a TCP/TLS connection that holds no allocation (see
 	// Gate.Allocated) this long after it was accepted; 0: never.
 	IdleTimeout time.Duration

@@ -46,7 +46,11 @@ func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Resp
 		}
 	case stun.NewType(stun.MethodChannelBind, stun.ClassRequest):
 		var peer stun.XORMappedAddress
-		if p.PeerAllowed != nil && peer.GetFromAs(msg, stun.AttrXORPeerAddress) == nil && !p.PeerAllowed(peer.IP) {
+		if peer.GetFromAs(msg, stun.AttrXORPeerAddress) == nil && peer.Port == 0 {
+			g.reply(msg, key, src, r, stun.CodeBadRequest) // port 0 is no peer
+			return nil, Answered, 0
+		}
+		if peer.IP != nil && !g.peerAcceptable(p, peer) {
 			if g.hooks.PeerRefused != nil {
 				g.hooks.PeerRefused(userID, peer.IP)
 			}
@@ -64,6 +68,19 @@ func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Resp
 		}
 	}
 	return nil, Pass, 0
+}
+
+// peerAcceptable applies the peer filter and refuses the server's own sockets.
+func (g *Gate) peerAcceptable(p *Policy, peer stun.XORMappedAddress) bool {
+	if p.PeerAllowed != nil && !p.PeerAllowed(peer.IP) {
+		return false
+	}
+	if p.OwnAddress != nil {
+		if ip, ok := netip.AddrFromSlice(peer.IP); ok && p.OwnAddress(netip.AddrPortFrom(ip.Unmap(), uint16(peer.Port))) {
+			return false
+		}
+	}
+	return true
 }
 
 // overCapacity reports whether a CreatePermission or ChannelBind would take

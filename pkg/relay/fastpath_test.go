@@ -275,3 +275,29 @@ func relayAddrOf(r *fastPathRig) net.Addr { return r.relay.LocalAddr() }
 func netipAddrPortWithPort(a netip.AddrPort, port uint16) netip.AddrPort {
 	return netip.AddrPortFrom(a.Addr(), port)
 }
+
+// TestSendToForbiddenPeerIsDropped: Send indications to turnd's own sockets
+// or to port 0 are taken and dropped, even with a permission.
+func TestSendToForbiddenPeerIsDropped(t *testing.T) {
+	r := newFastPathRig(t)
+	peerUDP := r.peer.LocalAddr().(*net.UDPAddr)
+	r.gen.opts.Forbidden = func(a netip.AddrPort) bool { return a == peerUDP.AddrPort() }
+	if err := r.gen.Permit(r.relay.LocalAddr(), peerUDP.IP, false); err != nil {
+		t.Fatal(err)
+	}
+	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
+	for _, to := range []*net.UDPAddr{peerUDP, {IP: peerUDP.IP, Port: 0}} {
+		send, err := stun.Build(stun.TransactionID, stun.NewType(stun.MethodSend, stun.ClassIndication),
+			xorPeer{to}, stun.RawAttribute{Type: stun.AttrData, Length: 1, Value: []byte("x")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.gen.Relay(send.Raw, clientAP) {
+			t.Fatalf("Send to %v was handed to pion", to)
+		}
+	}
+	_ = r.peer.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if n, err := r.peer.Read(make([]byte, 16)); err == nil {
+		t.Fatalf("forbidden peer received %d bytes", n)
+	}
+}

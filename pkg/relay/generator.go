@@ -26,6 +26,9 @@ type Options struct {
 	MinPort, MaxPort int
 	// Counters receives the relayed traffic totals; nil allocates fresh ones.
 	Counters *Counters
+	// Forbidden reports peers no data may be sent to whatever the
+	// permissions say: the server's own listening and HTTP sockets. nil: none.
+	Forbidden func(netip.AddrPort) bool
 }
 
 // Generator hands out relay sockets to pion and keeps the fast path's view

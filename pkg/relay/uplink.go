@@ -160,6 +160,9 @@ func (g *Generator) relaySend(pkt []byte, client netip.AddrPort, stream bool) bo
 		return false
 	}
 	peer = unmap(peer)
+	if peer.Port() == 0 || (g.opts.Forbidden != nil && g.opts.Forbidden(peer)) {
+		return true // taken, and dropped: no peer, or turnd itself
+	}
 	if !c.permitted(peer.Addr()) {
 		return false // pion drops it, as §11.2 asks
 	}

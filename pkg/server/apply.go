@@ -66,6 +66,7 @@ func (s *Server) policy(cfg config.Config) *gate.Policy {
 		MaxLifetime:    grantableLifetime(cfg.Limits.MaxLifetime),
 		Alternates:     alts,
 		PeerAllowed:    func(ip net.IP) bool { return s.peers.Load().Allowed(ip) },
+		OwnAddress:     s.own.contains,
 
 		UnauthenticatedRate:      cfg.Limits.UnauthenticatedRate,
 		Bindings:                 bindings{s},

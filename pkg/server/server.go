@@ -64,6 +64,7 @@ type Server struct {
 	streams streamConns
 
 	lastPanicLog panicClock
+	own          ownAddrs
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -100,6 +101,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	ropts.Counters = opts.Traffic
+	ropts.Forbidden = s.own.contains
 	s.relay = relay.New(ropts)
 	s.gate = gate.New(s.policy(cfg), gate.Hooks{
 		Accepting:  s.accepting,
@@ -119,6 +121,9 @@ func New(opts Options) (*Server, error) {
 	if err := s.bind(cfg); err != nil {
 		s.closeSockets()
 		return nil, err
+	}
+	for _, a := range append(append(s.UDPAddrs(), s.TCPAddrs()...), s.TLSAddrs()...) {
+		s.own.add(a)
 	}
 	if err := s.startTURN(cfg); err != nil {
 		s.closeSockets()

@@ -137,3 +137,24 @@ func udpAddr(t *testing.T, s string) *net.UDPAddr {
 	}
 	return a
 }
+
+// TestNoRelayIntoTurndItself: with loopback peers allowed, a channel to
+// turnd's own TURN or HTTP socket is still refused (403), and a peer port 0
+// is no peer at all (400); other loopback peers are fine.
+func TestNoRelayIntoTurndItself(t *testing.T) {
+	srv := start(t, testConfig())
+	c := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
+	c.MustAllocate()
+	for i, own := range []string{srv.UDP, srv.TCP, srv.HTTP} {
+		resp := c.ChannelBind(uint16(0x4000+i), udpAddr(t, own))
+		if code := testturn.ErrorCode(resp); code != 403 || !c.Signed(resp) {
+			t.Errorf("ChannelBind to turnd's own %s: %d, want signed 403", own, code)
+		}
+	}
+	if code := testturn.ErrorCode(c.ChannelBind(0x4010, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 0})); code != 400 {
+		t.Errorf("ChannelBind to port 0: %d, want 400", code)
+	}
+	if code := testturn.ErrorCode(c.ChannelBind(0x4011, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9})); code != 0 {
+		t.Errorf("ChannelBind to an ordinary loopback peer: %d", code)
+	}
+}
