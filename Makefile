@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 BIN     := bin/turnd
 
-.PHONY: build run test test-go test-deploy tools lint bench clean soak
+.PHONY: build run test test-go test-deploy test-fuzz tools lint bench clean soak
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/turnd
@@ -15,10 +15,22 @@ run: build
 
 # The whole suite: unit tests, end-to-end tests against coturn's tools, and
 # the deployment tests (Helm chart, systemd unit) in their own Go module.
-test: tools lint build test-go test-deploy
+test: tools lint build test-go test-fuzz test-deploy
 
 test-go:
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+# Every fuzz target runs briefly beyond its seed corpus (which test-go already
+# replays): new crashers surface in CI, bounded at FUZZTIME inputs each (a count, not a duration: a time limit races the fuzzer's own shutdown and fails spuriously).
+FUZZTIME ?= 20000x
+FUZZ_TARGETS := pkg/server:FuzzServerPacket pkg/gate:FuzzInspect pkg/gate:FuzzStream pkg/config:FuzzParse \
+	pkg/auth:FuzzKeys pkg/peerfilter:FuzzParseEntry pkg/relay:FuzzParseSend pkg/relay:FuzzChannelData
+test-fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
+		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) >/tmp/turnd-fuzz.log 2>&1 || { cat /tmp/turnd-fuzz.log; exit 1; }; \
+	done
 
 test-deploy:
 	cd deploy/test && TURND_BIN=$(abspath $(BIN)) PATH="$(abspath bin/tools):$$PATH" $(GO) test -count=1 -timeout 15m ./...

@@ -301,3 +301,5 @@ func TestSendToForbiddenPeerIsDropped(t *testing.T) {
 		t.Fatalf("forbidden peer received %d bytes", n)
 	}
 }
+
+var peerForFuzz = &net.UDPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 5000}
