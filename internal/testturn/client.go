@@ -4,6 +4,7 @@
 package testturn
 
 import (
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -33,6 +34,17 @@ type Client struct {
 func Dial(t *testing.T, network, addr, user, pass string) *Client {
 	t.Helper()
 	return DialFrom(t, network, "", addr, user, pass)
+}
+
+// DialTLS connects to a turns: listener, trusting cfg's roots.
+func DialTLS(t *testing.T, addr string, cfg *tls.Config, user, pass string) *Client {
+	t.Helper()
+	conn, err := tls.Dial("tcp", addr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &Client{t: t, conn: conn, stream: true, user: user, pass: pass}
 }
 
 // DialFrom is Dial from the local IP address from ("" for any): tests use

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"crypto/tls"
 	"os"
 	"path/filepath"
 	"testing"
@@ -58,4 +59,14 @@ func rewriteConfig(t *testing.T, path string, cfg config.Config) {
 func selfSigned(t *testing.T) (string, string) {
 	t.Helper()
 	return testcert.New(t, 1).WriteFiles(t, t.TempDir())
+}
+
+// withTLS adds a TLS listener with a fresh certificate to cfg and returns
+// a client configuration that trusts it.
+func withTLS(t *testing.T, cfg *config.Config) *tls.Config {
+	t.Helper()
+	c := testcert.New(t, 1)
+	cfg.Listen.TLS = []string{"127.0.0.1:0"}
+	cfg.TLS.CertFile, cfg.TLS.KeyFile = c.WriteFiles(t, t.TempDir())
+	return c.ClientConfig()
 }

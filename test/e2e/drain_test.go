@@ -314,3 +314,54 @@ func restClient(t *testing.T, srv *turnd, secret string) *testturn.Client {
 	user := strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10) + ":bob"
 	return testturn.Dial(t, "udp", srv.UDP, user, auth.RESTPassword(secret, user))
 }
+
+// TestDrainKeepsTLSRelays: a turns: client's allocation keeps refreshing,
+// permitting and relaying through a drain; a new one is refused; turnd
+// exits when the client leaves.
+func TestDrainKeepsTLSRelays(t *testing.T) {
+	cfg := testConfig()
+	clientTLS := withTLS(t, &cfg)
+	srv := start(t, cfg)
+	peer := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: startPeer(t)}
+	c := testturn.DialTLS(t, srv.TLS, clientTLS, "demo", "demo")
+	c.MustAllocate()
+	drainSignalled(t, srv, syscall.SIGTERM)
+	if code := c.Refresh(10 * time.Minute); code != 0 {
+		t.Fatalf("refresh during drain: %d", code)
+	}
+	if code := c.Permit(peer); code != 0 {
+		t.Fatalf("permission during drain: %d", code)
+	}
+	if !c.Echo(peer, "over tls while draining") {
+		t.Fatal("no relay over TLS during the drain")
+	}
+	if code := testturn.ErrorCode(testturn.DialTLS(t, srv.TLS, clientTLS, "demo", "demo").Allocate()); code != 486 {
+		t.Fatalf("new TLS allocation while draining: %d, want 486", code)
+	}
+	c.Close()
+	if code := srv.waitExit(5 * time.Second); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	if line := srv.waitLog("drain complete", time.Second); line["reason"] != "drained" {
+		t.Fatalf("drain complete: %v", line)
+	}
+}
+
+// TestDrainTimeoutZeroStopsAtOnce: drain.timeout 0 means no graceful period.
+func TestDrainTimeoutZeroStopsAtOnce(t *testing.T) {
+	cfg := testConfig()
+	cfg.Drain.Timeout = 0
+	srv := start(t, cfg)
+	testturn.Dial(t, "udp", srv.UDP, "demo", "demo").MustAllocate()
+	sent := time.Now()
+	srv.signal(syscall.SIGTERM)
+	if code := srv.waitExit(5 * time.Second); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	if d := time.Since(sent); d > time.Second {
+		t.Fatalf("took %v to stop with no graceful period", d)
+	}
+	if line := srv.waitLog("drain complete", time.Second); line["reason"] != "immediate" || line["force_closed"] != float64(1) {
+		t.Fatalf("drain complete: %v", line)
+	}
+}

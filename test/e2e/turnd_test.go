@@ -47,8 +47,27 @@ func startTurnd(t *testing.T, config string) *turnd {
 
 func startTurndFile(t *testing.T, path string) *turnd {
 	t.Helper()
+	p, _ := launch(t, path, launchOptions{})
+	return p
+}
+
+// launchOptions vary how a test starts turnd.
+type launchOptions struct {
+	env     []string // added to the test's environment
+	wrapper []string // a command that execs turnd (e.g. prlimit), so the PID signalled is turnd's
+}
+
+// launch starts turnd on the config file at path, waits for its "turnd
+// serving" line and returns it with the read end of its stderr pipe (a test
+// may close it to make turnd's log unwritable).
+func launch(t *testing.T, path string, o launchOptions) (*turnd, io.Closer) {
+	t.Helper()
 	p := &turnd{t: t, cfg: path, done: make(chan struct{}), added: make(chan struct{})}
-	p.cmd = exec.Command(turndBin, "--config", path)
+	argv := append(append([]string{}, o.wrapper...), turndBin, "--config", path)
+	p.cmd = exec.Command(argv[0], argv[1:]...)
+	if len(o.env) > 0 {
+		p.cmd.Env = append(os.Environ(), o.env...)
+	}
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +82,7 @@ func startTurndFile(t *testing.T, path string) *turnd {
 	line := p.waitLog("turnd serving", 10*time.Second)
 	p.UDP, p.TCP, p.TLS = first(line["udp"]), first(line["tcp"]), first(line["tls"])
 	p.HTTP, _ = line["http"].(string)
-	return p
+	return p, stderr
 }
 
 func first(v any) string {
