@@ -40,7 +40,13 @@ func serve(path string, _, stderr io.Writer) int {
 		}
 	}
 	osSignals := notifySignals()
-	log, level := newLogger(stderr, cfg.Log.Format, cfg.Log.Level)
+	// Log lines go through a queue that never blocks: a stalled stderr
+	// reader must not stall the relay. Closed last, so the final lines
+	// (the drain summary) are written out.
+	logOut := newLogWriter(stderr, logQueueLines)
+	defer logOut.Close(2 * time.Second)
+	log, level := newLogger(logOut, cfg.Log.Format, cfg.Log.Level)
+	logOut.ReportDropsTo(log)
 	startProfiler(log)
 	started := time.Now()
 	// Before the first socket is bound, so every listener and relay socket
@@ -48,7 +54,7 @@ func serve(path string, _, stderr io.Writer) int {
 	nofile := raiseOpenFiles(log)
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(goCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(goCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), logOut.collector())
 
 	// The registry exists before both the drain (which waits on it) and the
 	// server (which fills it), so neither needs the other to be built first.
@@ -81,6 +87,9 @@ func serve(path string, _, stderr io.Writer) int {
 			_ = srv.Close()
 			return 1
 		}
+	}
+	if httpLn != nil {
+		srv.AddOwnAddress(httpLn.Addr())
 	}
 	if cfg.PIDFile != "" {
 		if err := os.WriteFile(cfg.PIDFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {

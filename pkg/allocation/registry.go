@@ -169,6 +169,15 @@ func (r *Registry) notify() {
 	}
 }
 
+// Has reports whether the 5-tuple (client, server) holds an allocation.
+func (r *Registry) Has(client, server net.Addr) bool {
+	k := keyOf(client, server)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.live[k]
+	return ok
+}
+
 // Count returns the number of live allocations.
 func (r *Registry) Count() int { return int(r.count.Load()) }
 

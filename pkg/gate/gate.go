@@ -66,6 +66,7 @@ func (g *Gate) SetPolicy(p *Policy) {
 
 // STUN message types (RFC 8489 §5, RFC 8656 §17) of the requests the gate reads.
 const (
+	typeBindingRequest     = 0x0001
 	typeAllocateRequest    = 0x0003
 	typeRefreshRequest     = 0x0004
 	typeChannelBindRequest = 0x0009
@@ -95,7 +96,9 @@ func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Ve
 		return nil, Pass, 0
 	}
 	p := g.policy.Load()
-	if !hasIntegrity(pkt) {
+	// STUN Binding is answered without checking credentials, whatever it
+	// carries, so it always counts as unauthenticated.
+	if t == typeBindingRequest || !hasIntegrity(pkt) {
 		// The first leg of every transaction, STUN Binding, or junk: the
 		// server answers it without knowing who asks, so it is rate-limited.
 		if !g.limiter.Allow(addrOf(src)) {

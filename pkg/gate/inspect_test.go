@@ -165,3 +165,25 @@ func BenchmarkInspect(b *testing.B) {
 		})
 	}
 }
+
+// TestBindingAlwaysCountsAsUnauthenticated: a Binding request carrying a
+// (junk) MESSAGE-INTEGRITY is still rate-limited: nothing checks it.
+func TestBindingAlwaysCountsAsUnauthenticated(t *testing.T) {
+	p := strictPolicy()
+	p.UnauthenticatedRate = 1 // burst 2
+	var dropped int
+	g := gate.New(p, gate.Hooks{RateLimited: func(net.Addr) { dropped++ }})
+	m, err := stun.Build(stun.TransactionID, stun.BindingRequest, stun.MessageIntegrity([]byte("junk")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &responder{}
+	verdicts := map[gate.Verdict]int{}
+	for i := 0; i < 5; i++ {
+		_, v := g.Inspect(m.Raw, clientAddr(), localAddr(), r)
+		verdicts[v]++
+	}
+	if verdicts[gate.Pass] != 2 || dropped != 3 {
+		t.Fatalf("verdicts %v, dropped %d: want 2 passed and 3 dropped", verdicts, dropped)
+	}
+}

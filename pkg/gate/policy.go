@@ -34,6 +34,11 @@ type Policy struct {
 	Bindings Bindings
 	// PermissionsPerAllocation and ChannelsPerAllocation are those caps; 0: none.
 	PermissionsPerAllocation, ChannelsPerAllocation int
+	// HasAllocation reports whether a client 5-tuple holds an allocation.
+	// Refresh, CreatePermission and ChannelBind without one are answered
+	// 437 Allocation Mismatch (RFC 8656 §7.3, §9.2, §11.2), where pion
+	// stays silent and the client retransmits until it gives up. nil: pion's way.
+	HasAllocation func(client, server net.Addr) bool
 	// OwnAddress reports whether a peer transport address is one of the
 	// server's own listening or HTTP sockets: a ChannelBind there would make
 	// turnd relay into itself, and is refused with 403. nil: none known.

@@ -38,6 +38,15 @@ func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Resp
 	}
 
 	switch msg.Type {
+	case stun.NewType(stun.MethodRefresh, stun.ClassRequest),
+		stun.NewType(stun.MethodCreatePermission, stun.ClassRequest),
+		stun.NewType(stun.MethodChannelBind, stun.ClassRequest):
+		if p.HasAllocation != nil && !p.HasAllocation(src, local) {
+			g.reply(msg, key, src, r, stun.CodeAllocMismatch)
+			return nil, Answered, 0
+		}
+	}
+	switch msg.Type {
 	case stun.NewType(stun.MethodAllocate, stun.ClassRequest):
 		return g.allocate(p, msg, key, userID, src, local, r)
 	case stun.NewType(stun.MethodRefresh, stun.ClassRequest):

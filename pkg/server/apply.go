@@ -67,6 +67,7 @@ func (s *Server) policy(cfg config.Config) *gate.Policy {
 		Alternates:     alts,
 		PeerAllowed:    func(ip net.IP) bool { return s.peers.Load().Allowed(ip) },
 		OwnAddress:     s.own.contains,
+		HasAllocation:  s.registry.Has,
 
 		UnauthenticatedRate:      cfg.Limits.UnauthenticatedRate,
 		Bindings:                 bindings{s},

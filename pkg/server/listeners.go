@@ -40,7 +40,7 @@ func listenUDPGroup(addr string, n, buffer int) ([]net.PacketConn, error) {
 		c, err := lc.ListenPacket(context.Background(), "udp", addr)
 		if err != nil {
 			closeAll()
-			return nil, fmt.Errorf("listen udp %s: %w", addr, err)
+			return nil, err // net's error already reads "listen udp ADDR: ..."
 		}
 		conns = append(conns, c)
 		if buffer > 0 {

@@ -158,3 +158,26 @@ func TestNoRelayIntoTurndItself(t *testing.T) {
 		t.Errorf("ChannelBind to an ordinary loopback peer: %d", code)
 	}
 }
+
+// TestNoAllocationIs437: Refresh, CreatePermission and ChannelBind from a
+// 5-tuple without an allocation get 437, signed, instead of silence.
+func TestNoAllocationIs437(t *testing.T) {
+	srv := start(t, testConfig())
+	for _, network := range []string{"udp", "tcp"} {
+		addr := srv.UDP
+		if network == "tcp" {
+			addr = srv.TCP
+		}
+		c := testturn.Dial(t, network, addr, "demo", "demo")
+		peer := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}
+		for name, resp := range map[string]*stun.Message{
+			"refresh":    c.Request(stun.MethodRefresh, testturn.Lifetime(time.Minute)),
+			"permission": c.Request(stun.MethodCreatePermission, testturn.PeerAddr(peer)),
+			"channel":    c.ChannelBind(0x4000, peer),
+		} {
+			if code := testturn.ErrorCode(resp); code != 437 || !c.Signed(resp) {
+				t.Errorf("%s %s without an allocation: %d, want signed 437", network, name, code)
+			}
+		}
+	}
+}

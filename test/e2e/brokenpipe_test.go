@@ -14,7 +14,7 @@ import (
 // and relaying goes on. Debug logging makes every request below write to
 // the broken pipe.
 func TestBrokenLogPipeKeepsRelaying(t *testing.T) {
-	srv, stderr := startWrapped(t, writeConfig(t, testConfig()))
+	srv, stderr := launch(t, writeConfig(t, testConfig()), launchOptions{})
 	peer := echoPeer(t)
 	if err := stderr.Close(); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ func TestOpenFileLimitRaised(t *testing.T) {
 	if _, err := exec.LookPath("prlimit"); err != nil {
 		t.Fatal("prlimit not found: install util-linux")
 	}
-	srv, _ := startWrapped(t, writeConfig(t, testConfig()), "prlimit", "--nofile=1024:4096")
+	srv, _ := launch(t, writeConfig(t, testConfig()), launchOptions{wrapper: []string{"prlimit", "--nofile=1024:4096"}})
 	line := srv.waitLog("open-file limit", time.Second)
 	if line["limit"] != float64(4096) {
 		t.Fatalf("limit = %v, want 4096: %v", line["limit"], line)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,13 +13,24 @@ import (
 // soak test counts both.
 var scrapeClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
-// scrape returns every sample of turnd's /metrics,
-// keyed by the sample name as written (`turnd_allocations{transport="udp"}`).
+// scrape returns every sample of turnd's /metrics, keyed by the sample name
+// as written (`turnd_allocations{transport="udp"}`), failing the test if
+// turnd does not answer.
 func (p *turnd) scrape() map[string]float64 {
 	p.t.Helper()
+	s, err := p.tryScrape()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return s
+}
+
+// tryScrape is scrape for callers off the test's goroutine, which must not
+// end the test.
+func (p *turnd) tryScrape() (map[string]float64, error) {
 	resp, err := scrapeClient.Get("http://" + p.HTTP + "/metrics")
 	if err != nil {
-		p.t.Fatalf("GET /metrics: %v", err)
+		return nil, fmt.Errorf("GET /metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	out := make(map[string]float64)
@@ -38,9 +50,9 @@ func (p *turnd) scrape() map[string]float64 {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		p.t.Fatalf("read /metrics: %v", err)
+		return nil, fmt.Errorf("read /metrics: %w", err)
 	}
-	return out
+	return out, nil
 }
 
 // sumPrefix adds up every sample whose name starts with prefix, e.g. all

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
-
-	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/testturn"
 )
@@ -27,7 +27,7 @@ const (
 // object per allocation would add after tens of thousands of allocations:
 //   - goroutines: a scrape's own connection may still be closing;
 //   - descriptors: the same connection's socket;
-//   - live heap: the measurement itself moves by up to ~0.5 MiB between
+//   - live heap: the measurement itself moves by up to ~1 MiB between
 //     runs with no leak (see liveHeap: a collection marks what is allocated
 //     while it runs as live), and Go maps keep their buckets after the
 //     peak. 2 MiB is ~40 B per allocation of a CI run (any leaked map entry
@@ -45,12 +45,20 @@ const (
 func TestSoak(t *testing.T) {
 	duration := soakDuration(t)
 	cfg := testConfig()
-	cfg.Log.Level = "info" // debug would log every allocation: the log is not under test
+	cfg.Log.Level = "info" // the harness waits for "turnd serving"
 	// The limiter stays on, so its per-address state is part of what must
-	// not grow, but high: collectGarbage's Binding requests all come from
-	// 127.0.0.1, and its default (50/s per address) would drop most.
+	// not grow, but high: liveHeap's Binding requests all come from
+	// 127.0.0.1, and the default (50/s per address) would drop most.
 	cfg.Limits.UnauthenticatedRate = 1_000_000
-	srv := start(t, cfg)
+	path := writeConfig(t, cfg)
+	srv := startTurndFile(t, path)
+	// Then warn: every allocation logs two info lines, and a million of
+	// them would pile up in the harness's memory. The reload shows in
+	// /metrics, not in the log, since "reloaded" is an info line.
+	cfg.Log.Level = "warn"
+	rewriteConfig(t, path, cfg)
+	srv.signal(syscall.SIGHUP)
+	srv.waitMetric(`turnd_config_reloads_total{result="success"}`, 1, 5*time.Second)
 	peer := echoPeer(t)
 
 	// Warm up so that what exists once per process (accept loops, pools,
@@ -60,9 +68,11 @@ func TestSoak(t *testing.T) {
 	}
 	base := srv.settle(t, idleFigures{}, 10*time.Second)
 
+	logged := srv.logCount()
 	var allocations, echoes atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	var snapshot sync.Once // turnd's state when the first client fails
 	began := time.Now()
 	deadline := began.Add(duration)
 	for i := 0; i < soakUDPClients+soakTCPClients; i++ {
@@ -76,6 +86,11 @@ func TestSoak(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			t.Run(fmt.Sprintf("%s-%02d", network, i), func(t *testing.T) {
+				defer func() {
+					if t.Failed() {
+						snapshot.Do(func() { t.Logf("turnd when this client failed: %s", srv.state()) })
+					}
+				}()
 				for k := 0; time.Now().Before(deadline) && !t.Failed(); k++ {
 					soakCycle(t, srv, network, soakClientIP(i, k), peer)
 					allocations.Add(1)
@@ -103,6 +118,9 @@ func TestSoak(t *testing.T) {
 	if after.liveHeap > base.liveHeap+soakHeapSlack {
 		t.Errorf("live heap %s after the soak, baseline %s (+%s allowed)",
 			mib(after.liveHeap), mib(base.liveHeap), mib(soakHeapSlack))
+	}
+	if warned := srv.warnings(logged); len(warned) > 0 {
+		t.Errorf("turnd warned during the soak:\n%s", strings.Join(warned, "\n"))
 	}
 	if peak.allocations < 2 {
 		t.Errorf("peak allocations %v: the clients did not overlap", peak.allocations)
@@ -155,113 +173,3 @@ func soakCycle(t *testing.T, srv *turnd, network, from string, peer *net.UDPAddr
 		t.Fatalf("release: error %d", code)
 	}
 }
-
-// idleFigures are turnd's resource counts with no allocation.
-type idleFigures struct {
-	goroutines, fds     float64
-	liveHeap, heapInuse float64
-}
-
-// settle waits until turnd holds no allocation and its goroutines and
-// descriptors are within the slack of base (if given), then returns its
-// figures with the live heap measured by liveHeap. The waits are bounded
-// polls of /metrics: turnd has no event for "my goroutines have exited".
-func (p *turnd) settle(t *testing.T, base idleFigures, timeout time.Duration) idleFigures {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	var s map[string]float64
-	for {
-		s = p.scrape()
-		allocs := sumPrefix(s, "turnd_allocations{")
-		g, fds := s["go_goroutines"], s["process_open_fds"]
-		if allocs == 0 && (base.goroutines == 0 ||
-			g <= base.goroutines+soakGoroutineSlack && fds <= base.fds+soakFDSlack) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not back to the baseline after %v: %v allocations, goroutines %v (baseline %v), open fds %v (baseline %v)",
-				timeout, allocs, g, base.goroutines, fds, base.fds)
-		}
-		<-tick.C
-	}
-	f := idleFigures{goroutines: s["go_goroutines"], fds: s["process_open_fds"]}
-	f.liveHeap, f.heapInuse = p.liveHeap(t)
-	return f
-}
-
-// liveHeap makes turnd collect garbage several times, by sending STUN
-// Binding requests (each leaves a little garbage) one at a time, and returns
-// the smallest live heap (go_gc_heap_live_bytes) those collections found,
-// and the heap in use then. The first two collections are not counted: the
-// second empties sync.Pools the first only moved to their victim cache. The
-// smallest of the next few, because a collection that runs while turnd
-// answers a scrape finds the scrape's buffers live. What the others find
-// still includes what turnd allocated while they ran, which no client can
-// prevent; the figure is for comparing runs taken the same way.
-func (p *turnd) liveHeap(t *testing.T) (live, inuse float64) {
-	t.Helper()
-	const warmup, counted = 2, 5
-	conn, err := net.Dial("udp", p.UDP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	req := build(t, stun.BindingRequest)
-	buf := make([]byte, 1500)
-	s := p.scrape()
-	start := s["go_gc_duration_seconds_count"]
-	seen := start + warmup
-	live = -1
-	for sent := 0; s["go_gc_duration_seconds_count"] < start+warmup+counted; sent++ {
-		if sent > 2_000_000 {
-			t.Fatalf("turnd ran %v garbage collections in %d Binding requests, want %d",
-				s["go_gc_duration_seconds_count"]-start, sent, warmup+counted)
-		}
-		if _, err := conn.Write(req.Raw); err != nil {
-			t.Fatal(err)
-		}
-		_ = conn.SetReadDeadline(time.Now().Add(time.Second))
-		if _, err := conn.Read(buf); err != nil {
-			t.Fatalf("binding: %v", err)
-		}
-		if sent%200 != 199 {
-			continue
-		}
-		s = p.scrape()
-		if n := s["go_gc_duration_seconds_count"]; n > seen {
-			seen = n
-			if l := s["go_gc_heap_live_bytes"]; live < 0 || l < live {
-				live, inuse = l, s["go_memstats_heap_inuse_bytes"]
-			}
-		}
-	}
-	return live, inuse
-}
-
-// soakPeak is the highest of each figure seen while the clients ran.
-type soakPeak struct {
-	allocations, goroutines, fds, heapInuse float64
-}
-
-// watchPeak samples turnd's /metrics every 200 ms until stop is closed.
-func (p *turnd) watchPeak(stop <-chan struct{}) soakPeak {
-	var peak soakPeak
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-stop:
-			return peak
-		case <-tick.C:
-		}
-		s := p.scrape()
-		peak.allocations = max(peak.allocations, sumPrefix(s, "turnd_allocations{"))
-		peak.goroutines = max(peak.goroutines, s["go_goroutines"])
-		peak.fds = max(peak.fds, s["process_open_fds"])
-		peak.heapInuse = max(peak.heapInuse, s["go_memstats_heap_inuse_bytes"])
-	}
-}
-
-func mib(b float64) string { return fmt.Sprintf("%.2f MiB", b/(1<<20)) }
