@@ -181,3 +181,62 @@ func TestNoAllocationIs437(t *testing.T) {
 		}
 	}
 }
+
+// TestAllocationFloodUpToQuota: a flood of allocations stops at the quota
+// (486), every descriptor and goroutine it took is given back when the
+// allocations end, and a relay range that runs out answers 508.
+func TestAllocationFloodUpToQuota(t *testing.T) {
+	const quota = 200
+	cfg := testConfig()
+	cfg.Limits.TotalAllocations = quota
+	cfg.Limits.UnauthenticatedRate = 0 // one client host floods on purpose
+	srv := start(t, cfg)
+	base := srv.settle(t, idleFigures{}, 10*time.Second)
+
+	var clients []*testturn.Client
+	for i := 0; i < quota; i++ {
+		c := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
+		c.MustAllocate()
+		clients = append(clients, c)
+	}
+	if code := testturn.ErrorCode(testturn.Dial(t, "udp", srv.UDP, "demo", "demo").Allocate()); code != 486 {
+		t.Fatalf("allocation past the quota: %d, want 486", code)
+	}
+	peak := srv.scrape()
+	if fds := peak["process_open_fds"]; fds < base.fds+quota {
+		t.Fatalf("open fds at the peak %v: the allocations did not hold their sockets", fds)
+	}
+	for _, c := range clients {
+		if code := c.Refresh(0); code != 0 {
+			t.Fatalf("release: %d", code)
+		}
+		c.Close()
+	}
+	after := srv.settle(t, base, 10*time.Second)
+	t.Logf("flood of %d: goroutines %v → %v → %v, open fds %v → %v → %v", quota,
+		base.goroutines, peak["go_goroutines"], after.goroutines, base.fds, peak["process_open_fds"], after.fds)
+}
+
+// TestRelayPortsRunOut: with every relay port taken an Allocate gets 508
+// (not a hang), and a released port is handed out again.
+func TestRelayPortsRunOut(t *testing.T) {
+	cfg := testConfig()
+	cfg.Relay.MinPort, cfg.Relay.MaxPort = 61000, 61003
+	srv := start(t, cfg)
+	var clients []*testturn.Client
+	for i := 0; i < 4; i++ {
+		c := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
+		c.MustAllocate()
+		clients = append(clients, c)
+	}
+	if code := testturn.ErrorCode(testturn.Dial(t, "udp", srv.UDP, "demo", "demo").Allocate()); code != 508 {
+		t.Fatalf("allocation with no relay port left: %d, want 508", code)
+	}
+	if got := srv.metric(`turnd_allocations_rejected_total{reason="capacity"}`); got != 1 {
+		t.Fatalf("capacity rejections = %v, want 1", got)
+	}
+	if code := clients[0].Refresh(0); code != 0 {
+		t.Fatalf("release: %d", code)
+	}
+	testturn.Dial(t, "udp", srv.UDP, "demo", "demo").MustAllocate()
+}
