@@ -52,7 +52,7 @@ SOAK_DURATION ?= 5m
 soak: tools
 	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 0 ./test/e2e
 
-# Compares turnd with coturn on loopback (about ten minutes, on a quiet
+# Compares turnd with coturn on loopback (about six minutes on a quiet
 # machine; not part of `make test`): prints a table and writes
 # bench/results/latest.json and docs/img/cpu-per-packet.png.
 bench: build

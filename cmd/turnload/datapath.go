@@ -14,12 +14,14 @@ import (
 )
 
 // The data path of relay mode: per client a stream (prebuilt frames and
-// receive buffers); per worker one event loop that paces its share of the
-// rate over its streams and drains whichever of them epoll reports
-// readable. One thread doing both keeps wakeups (the main cost of a UDP
-// load generator after the kernel's own send path) to one per loop turn
-// instead of one per client socket. Everything here is the hot path: no
-// allocations per datagram, one clock read per batch.
+// receive buffers); per worker one loop that, every tick, sends its share
+// of the rate over its streams and drains whichever of them epoll reports
+// readable, without blocking. Wakeups are the main cost of a UDP load
+// generator after the kernel's own send path: ticking keeps them at one per
+// worker per millisecond whatever the packet rate, where a reader blocked
+// per socket would wake per datagram. The tick does not blur RTTs, which
+// use the kernel's receive timestamp (SO_TIMESTAMPNS). Everything here is
+// the hot path: no allocations per datagram, one clock read per batch.
 
 // stream is one client's data path.
 type stream struct {
@@ -30,9 +32,14 @@ type stream struct {
 	seq    uint32
 
 	inBufs [][]byte
+	inOOB  [][]byte
 	inMsg  []ipv4.Message
 	rx     rxStats
 }
+
+// oobSize holds one SCM_TIMESTAMPNS control message (16-byte header and a
+// 16-byte timespec) with room to spare.
+const oobSize = 64
 
 // rxStats is what one stream received; merged after the run.
 type rxStats struct {
@@ -47,6 +54,9 @@ func newStream(s *session, o *options, peer *net.UDPAddr) (*stream, error) {
 	// The last control transaction left a read deadline behind.
 	if err := s.conn.SetReadDeadline(time.Time{}); err != nil {
 		return nil, fmt.Errorf("clear read deadline: %w", err)
+	}
+	if err := timestampReceives(s.conn); err != nil {
+		return nil, err
 	}
 	st := &stream{s: s, pc: ipv4.NewPacketConn(s.conn)}
 	st.out = make([]frame, o.batch)
@@ -67,16 +77,19 @@ func newStream(s *session, o *options, peer *net.UDPAddr) (*stream, error) {
 	// the server adds.
 	inSize := o.size + 128
 	st.inBufs = make([][]byte, o.batch)
+	st.inOOB = make([][]byte, o.batch)
 	st.inMsg = make([]ipv4.Message, o.batch)
 	for i := range st.inMsg {
 		st.inBufs[i] = make([]byte, inSize)
+		st.inOOB[i] = make([]byte, oobSize)
 		st.inMsg[i].Buffers = [][]byte{st.inBufs[i]}
 	}
 	return st, nil
 }
 
 // send stamps and sends k datagrams (k <= batch) and returns how many left.
-func (st *stream) send(k int, now time.Duration) (int, error) {
+// now is wall-clock nanoseconds, the clock of the kernel's receive stamps.
+func (st *stream) send(k int, now int64) (int, error) {
 	for i := range k {
 		st.out[i].stamp(now, uint32(st.s.idx), st.seq)
 		st.seq++
@@ -92,12 +105,14 @@ func (st *stream) drain(epoch time.Time) int {
 	for {
 		for i := range st.inMsg {
 			st.inMsg[i].Buffers[0] = st.inBufs[i]
+			st.inMsg[i].OOB = st.inOOB[i]
 		}
 		n, err := st.pc.ReadBatch(st.inMsg, unix.MSG_DONTWAIT)
 		if err != nil || n == 0 {
 			return total // EAGAIN: drained; ICMP errors: try next turn
 		}
 		now := time.Since(epoch)
+		wall := time.Now().UnixNano() // only if the kernel gave no stamp
 		got := 0
 		for i := range n {
 			p := incomingPayload(st.inBufs[i][:st.inMsg[i].N])
@@ -110,7 +125,11 @@ func (st *stream) drain(epoch time.Time) int {
 				st.rx.misrouted++
 				continue
 			}
-			st.rx.rtt.add(now - sent)
+			at, ok := rxTimestamp(st.inOOB[i][:st.inMsg[i].NN])
+			if !ok {
+				at = wall
+			}
+			st.rx.rtt.add(time.Duration(at - sent))
 			got++
 		}
 		if got > 0 {
@@ -163,7 +182,8 @@ type worker struct {
 }
 
 // newWorker registers the streams' sockets in an epoll set of its own
-// (level-triggered), with each stream's index as the event's data.
+// (level-triggered), with each stream's index as the event's data. The
+// worker only ever polls it with a zero timeout.
 func newWorker(streams []*stream, pace *pacer, quota, batch int) (*worker, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
@@ -192,21 +212,22 @@ func newWorker(streams []*stream, pace *pacer, quota, batch int) (*worker, error
 
 func (w *worker) close() { _ = unix.Close(w.epfd) }
 
-// Poll timeouts of the loop. epoll_wait counts whole milliseconds, which
-// also bounds how finely sends are paced: at 1 ms a sender at 20 k/s sends
-// about 20 datagrams per turn, in batches per socket.
+// Ticks of the loop. At 1 ms a worker sending 20 k/s sends about 20
+// datagrams per turn, in batches per socket, and finds about as many
+// echoes waiting.
 const (
-	minPollMs  = 1
-	idlePollMs = 20 // once sending is over: how often stop is checked
+	tick     = time.Millisecond
+	idleTick = 5 * time.Millisecond // once sending is over
 )
 
 // run sends until the quota is met, the deadline passes or ctx ends (then
-// calls sendingDone), and receives until stop is set.
+// calls sendingDone), and receives until stop is set. It sleeps between
+// turns until the next token is due, at least one tick.
 func (w *worker) run(ctx context.Context, epoch time.Time, deadline time.Duration, t *tally,
 	sendingDone func(), stop *atomic.Bool) {
 	sending := true
 	for !stop.Load() {
-		timeout := idlePollMs
+		pause := idleTick
 		if sending {
 			now := time.Since(epoch)
 			if w.sent+w.failed >= w.quota || now >= deadline || ctx.Err() != nil {
@@ -217,9 +238,9 @@ func (w *worker) run(ctx context.Context, epoch time.Time, deadline time.Duratio
 			if n := w.pace.take(now, w.quota-w.sent-w.failed); n > 0 {
 				w.spread(n, epoch, t)
 			}
-			timeout = max(minPollMs, int((w.pace.wait(0)+time.Millisecond-1)/time.Millisecond))
+			pause = w.pace.wait(tick)
 		}
-		time.Sleep(time.Duration(timeout) * time.Millisecond)
+		time.Sleep(pause)
 		n, err := unix.EpollWait(w.epfd, w.events, 0)
 		if err != nil {
 			continue // EINTR
@@ -257,7 +278,7 @@ func (w *worker) spread(n int, epoch time.Time, t *tally) {
 		for k > 0 {
 			b := min(k, w.batch)
 			w.lastSend = time.Since(epoch)
-			sent, err := w.streams[i].send(b, w.lastSend)
+			sent, err := w.streams[i].send(b, time.Now().UnixNano())
 			if err != nil {
 				sent = max(sent, 0)
 			}

@@ -203,5 +203,7 @@ func newWorkers(o *options, streams []*stream) ([]*worker, error) {
 }
 
 // burstWindow caps how far a sender may catch up after a stall (a GC
-// pause, a descheduled thread): 20 ms of its rate, sent at once.
+// pause, a descheduled thread): 20 ms of its rate, sent at once. A longer
+// stall is not made up for: it would arrive as a burst that real traffic
+// never sends, and it shows as a sent rate below the offered one.
 const burstWindow = 20 * time.Millisecond

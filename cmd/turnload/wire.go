@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
-	"time"
 
 	"github.com/pion/stun/v4"
 )
@@ -13,8 +12,9 @@ import (
 // no allocations, no stun.Message decoding.
 
 // payloadHeader is the part of every payload turnload reads back: the send
-// time (nanoseconds since the run began, from the monotonic clock), the
-// sending client's index and a sequence number. The rest is zeros.
+// time (wall clock, Unix nanoseconds: the clock of the kernel's receive
+// timestamps), the sending client's index and a sequence number. The rest
+// is zeros.
 const payloadHeader = 16
 
 // Sizes of the framings around a payload.
@@ -29,18 +29,18 @@ const (
 var dataIndication = stun.NewType(stun.MethodData, stun.ClassIndication).Value()
 
 // putPayload writes the payload header.
-func putPayload(p []byte, sent time.Duration, client, seq uint32) {
+func putPayload(p []byte, sent int64, client, seq uint32) {
 	binary.BigEndian.PutUint64(p[0:8], uint64(sent))
 	binary.BigEndian.PutUint32(p[8:12], client)
 	binary.BigEndian.PutUint32(p[12:16], seq)
 }
 
 // readPayload reads the payload header back.
-func readPayload(p []byte) (sent time.Duration, client, seq uint32, ok bool) {
+func readPayload(p []byte) (sent int64, client, seq uint32, ok bool) {
 	if len(p) < payloadHeader {
 		return 0, 0, 0, false
 	}
-	return time.Duration(binary.BigEndian.Uint64(p[0:8])), binary.BigEndian.Uint32(p[8:12]),
+	return int64(binary.BigEndian.Uint64(p[0:8])), binary.BigEndian.Uint32(p[8:12]),
 		binary.BigEndian.Uint32(p[12:16]), true
 }
 
@@ -78,7 +78,7 @@ func newSendFrame(peer *net.UDPAddr, size int) (frame, error) {
 }
 
 // stamp fills the frame's variable bytes.
-func (f *frame) stamp(sent time.Duration, client, seq uint32) {
+func (f *frame) stamp(sent int64, client, seq uint32) {
 	putPayload(f.buf[f.payloadOff:], sent, client, seq)
 	if f.txidOff >= 0 {
 		binary.BigEndian.PutUint32(f.buf[f.txidOff:], client)

@@ -1,0 +1,67 @@
+package procstat
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+)
+
+func TestParseStat(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want time.Duration
+		err  bool
+	}{
+		{"plain", "42 (turnd) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 9 0 1 2 3", 3 * time.Second, false},
+		{"name with spaces and parens", "42 (a b) (c)) R 1 42 42 0 -1 0 0 0 0 0 7 3 0 0", 100 * time.Millisecond, false},
+		{"no name", "42 turnd S 1", 0, true},
+		{"short", "42 (turnd) S 1 2 3", 0, true},
+		{"not a number", "42 (x) S 1 42 42 0 -1 0 0 0 0 0 x 3 0 0", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseStat([]byte(tt.in))
+			if (err != nil) != tt.err {
+				t.Fatalf("err = %v, want error %v", err, tt.err)
+			}
+			if got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStatusKB(t *testing.T) {
+	status := "Name:\tturnd\nVmHWM:\t   17228 kB\nVmRSS:\t   15000 kB\nThreads:\t9\n"
+	tests := []struct {
+		key  string
+		want int64
+		err  bool
+	}{
+		{"VmHWM:", 17228, false},
+		{"VmRSS:", 15000, false},
+		{"VmSwap:", 0, true},
+		{"Threads:", 0, true}, // no unit: not a memory line
+	}
+	for _, tt := range tests {
+		got, err := statusKB([]byte(status), tt.key)
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("%s: got %d, %v; want %d, error %v", tt.key, got, err, tt.want, tt.err)
+		}
+		if err != nil && !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: error %v is not ErrMalformed", tt.key, err)
+		}
+	}
+}
+
+func TestReadSelf(t *testing.T) {
+	s, err := Read(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.RSSKB <= 0 || s.HWMKB < s.RSSKB {
+		t.Errorf("implausible sample %+v", s)
+	}
+}
