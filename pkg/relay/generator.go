@@ -93,25 +93,41 @@ func (g *Generator) family(network string) (bind, external net.IP, v6 bool, err 
 // from a random start until try succeeds: a full range is reported as
 // ErrNoFreePort (pion then answers 508), never as a hang.
 //
-// Even ports are tried first. A client asking for EVEN-PORT with a
-// reservation (RTP/RTCP pairs, as coturn's uclient does) later needs P+1;
-// pion reserves the number but does not hold the port, so keeping turnd's
-// own allocations off odd ports while even ones remain leaves P+1 free.
-func (g *Generator) eachPort(requested int, try func(port int) error) error {
+// Even ports whose odd neighbour is free are tried first. A client asking
+// for EVEN-PORT with a reservation (RTP/RTCP pairs, as coturn's uclient
+// does) later needs P+1; pion reserves the number but does not hold the
+// port. Keeping turnd's own allocations off odd ports, and off even ports
+// whose partner is taken (its pair's first half came and went), leaves P+1
+// free whichever listener the pair arrives on.
+func (g *Generator) eachPort(requested int, v6 bool, try func(port int) error) error {
 	if requested != 0 {
 		return try(requested)
 	}
 	span := g.opts.MaxPort - g.opts.MinPort + 1
 	start := rand.IntN(span)
-	for _, parity := range []int{0, 1} {
+	for pass := 0; pass < 3; pass++ {
 		for i := 0; i < span; i++ {
 			p := g.opts.MinPort + (start+i)%span
-			if p%2 == parity && try(p) == nil {
+			switch {
+			case pass == 0 && (p%2 != 0 || g.inUse(v6, p+1)),
+				pass == 1 && (p%2 != 0 || !g.inUse(v6, p+1)),
+				pass == 2 && p%2 == 0:
+				continue
+			}
+			if try(p) == nil {
 				return nil
 			}
 		}
 	}
 	return ErrNoFreePort
+}
+
+// inUse reports whether turnd holds port as a relay (live or reserved).
+func (g *Generator) inUse(v6 bool, port int) bool {
+	k := liveKey{v6: v6, port: port}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.live[k] != nil || g.held[k] != nil
 }
 
 // AllocatePacketConn implements turn.RelayAddressGenerator for UDP relays.
@@ -132,7 +148,7 @@ func (g *Generator) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane
 		conn = g.takeHeld(liveKey{v6: v6, port: conf.RequestedPort})
 	}
 	if conn == nil {
-		err = g.eachPort(conf.RequestedPort, func(port int) error {
+		err = g.eachPort(conf.RequestedPort, v6, func(port int) error {
 			c, lerr := net.ListenUDP(conf.Network, &net.UDPAddr{IP: bind, Port: port})
 			conn = c
 			return lerr
@@ -162,7 +178,7 @@ func (g *Generator) AllocateListener(conf turn.AllocateListenerConfig) (net.List
 	// SO_REUSEPORT lets the outgoing Connect sockets share the listener's port, as RFC 6062 requires.
 	lc := net.ListenConfig{Control: reuseport.Control}
 	var ln net.Listener
-	err = g.eachPort(conf.RequestedPort, func(port int) error {
+	err = g.eachPort(conf.RequestedPort, false, func(port int) error {
 		l, lerr := lc.Listen(context.Background(), conf.Network, net.JoinHostPort(bind.String(), strconv.Itoa(port)))
 		ln = l
 		return lerr

@@ -164,3 +164,30 @@ func TestReservedPairHoldsTheOddPort(t *testing.T) {
 		t.Fatalf("got %v, want port %d", oddAddr, p+1)
 	}
 }
+
+// TestEvenPortWithBusyPartnerIsAvoided: an even port whose odd partner is
+// still a live relay (its pair's first half came and went) is not handed
+// out while another pair is free — an EVEN-PORT reservation on it would
+// find P+1 taken and get 508.
+func TestEvenPortWithBusyPartnerIsAvoided(t *testing.T) {
+	lo, hi := freePortRange(t, 4)
+	lo += lo % 2 // an even start: pairs (lo, lo+1), (lo+2, lo+3)
+	hi = lo + 3
+	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: lo, MaxPort: hi})
+	odd, _, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4", RequestedPort: lo + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer odd.Close()
+	for i := 0; i < 10; i++ {
+		c, addr, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := addr.(*net.UDPAddr).Port
+		c.Close()
+		if port != lo+2 {
+			t.Fatalf("got port %d, want %d (the even port whose partner is free)", port, lo+2)
+		}
+	}
+}
