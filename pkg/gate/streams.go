@@ -49,13 +49,6 @@ func (g *Gate) Stream(client, server net.Addr) (io.Writer, bool) {
 	return c.Conn, true
 }
 
-// Streams returns how many TCP/TLS client connections are live.
-func (g *Gate) Streams() int {
-	g.streams.mu.Lock()
-	defer g.streams.mu.Unlock()
-	return len(g.streams.m)
-}
-
 // Allocated tells the gate that the TCP/TLS client at client, on the
 // listener at server, now holds an allocation: its connection is no longer
 // idle and the idle timeout stops applying.

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 )
 
 // ownAddrs is the set of transport addresses turnd itself listens on
@@ -11,9 +12,13 @@ import (
 // or a way to reach the HTTP endpoints through the relay — so the gate and
 // the fast path refuse them whatever the peer filter says. A wildcard
 // listener stands for every address of the host.
+//
+// contains runs for every Send indication on the fast path, so the set is
+// copy-on-write behind an atomic pointer: readers on all CPUs take no lock
+// and share no written cache line; add (a handful of times at start) copies.
 type ownAddrs struct {
-	mu  sync.RWMutex
-	set map[netip.AddrPort]bool
+	mu  sync.Mutex // serialises add
+	set atomic.Pointer[map[netip.AddrPort]bool]
 }
 
 // add records a listening address.
@@ -28,19 +33,24 @@ func (o *ownAddrs) add(a net.Addr) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.set == nil {
-		o.set = make(map[netip.AddrPort]bool)
+	next := make(map[netip.AddrPort]bool)
+	if old := o.set.Load(); old != nil {
+		for k := range *old {
+			next[k] = true
+		}
 	}
 	for _, ip := range ips {
-		o.set[netip.AddrPortFrom(ip, ap.Port())] = true
+		next[netip.AddrPortFrom(ip, ap.Port())] = true
 	}
+	o.set.Store(&next)
 }
 
 // contains reports whether peer is one of turnd's own sockets.
+//
+// Hot path (Send indications): lock-free, no allocation.
 func (o *ownAddrs) contains(peer netip.AddrPort) bool {
-	o.mu.RLock()
-	defer o.mu.RUnlock()
-	return o.set[netip.AddrPortFrom(peer.Addr().Unmap(), peer.Port())]
+	set := o.set.Load()
+	return set != nil && (*set)[netip.AddrPortFrom(peer.Addr().Unmap(), peer.Port())]
 }
 
 // hostAddrs lists every address of the host's interfaces.
