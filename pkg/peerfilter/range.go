@@ -62,7 +62,13 @@ func parsePrefix(s string) (Range, error) {
 	if p.Addr().Is4In6() && p.Bits() >= 96 {
 		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
 	}
-	return rangeOf(p), nil
+	r := rangeOf(p)
+	if r.last.Is4In6() {
+		// Only ::/80 ends inside ::ffff:0:0/96. Mapped peers are judged as
+		// IPv4, so that tail is never contained: end the range before it.
+		r.last = netip.MustParseAddr("::fffe:ffff:ffff")
+	}
+	return r, nil
 }
 
 func parseFirstLast(s string) (Range, error) {

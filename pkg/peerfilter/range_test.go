@@ -93,11 +93,17 @@ func TestRangeContains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r80, err := ParseEntry("::/80") // stops short of ::ffff:0:0/96
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		r    Range
 		a    netip.Addr
 		want bool
 	}{
+		{r80, netip.MustParseAddr("::fffe:ffff:ffff"), true},
+		{r80, netip.MustParseAddr("::ffff:1.2.3.4"), false}, // judged as IPv4 1.2.3.4
 		{r, netip.MustParseAddr("10.0.0.0"), true},
 		{r, netip.MustParseAddr("10.255.255.255"), true},
 		{r, netip.MustParseAddr("11.0.0.0"), false},
