@@ -1,5 +1,5 @@
-// Package mmsg receives batches of UDP datagrams with one system call
-// (recvmmsg) on a *net.UDPConn, through the Go runtime's poller so
+// Package mmsg moves batches of UDP datagrams with one system call
+// (recvmmsg, sendmmsg) on a *net.UDPConn, through the Go runtime's poller so
 // deadlines and Close work as for any socket, and without allocating per
 // datagram: every buffer, iovec and socket address is allocated once.
 //

@@ -23,3 +23,23 @@ func addrPort(sa *sockaddr) netip.AddrPort {
 	}
 	return netip.AddrPort{}
 }
+
+// putSockaddr encodes a for a socket of the given family (an IPv4 address
+// on an IPv6 socket becomes IPv4-mapped) and returns its length.
+func putSockaddr(sa *sockaddr, a netip.AddrPort, v6socket bool) uint32 {
+	if !v6socket {
+		sa4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		sa4.Family = unix.AF_INET
+		p := (*[2]byte)(unsafe.Pointer(&sa4.Port))
+		p[0], p[1] = byte(a.Port()>>8), byte(a.Port())
+		sa4.Addr = a.Addr().Unmap().As4()
+		return unix.SizeofSockaddrInet4
+	}
+	sa.Family = unix.AF_INET6
+	p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+	p[0], p[1] = byte(a.Port()>>8), byte(a.Port())
+	sa.Flowinfo = 0
+	sa.Addr = a.Addr().As16()
+	sa.Scope_id = 0
+	return unix.SizeofSockaddrInet6
+}

@@ -27,6 +27,12 @@ type Conn struct {
 	head   int                          // bytes in front of the payload when reading: the larger header
 	tally  tally
 	once   sync.Once
+
+	// For a UDP client, a downlink loop reads the socket (see downlink.go)
+	// and pion's read loop waits in ReadFrom until done is closed.
+	loop *downlink
+	fd   int32
+	done chan struct{}
 }
 
 // clientPath is where the downlink goes: the client's address via the lane
@@ -65,6 +71,10 @@ type channel struct {
 // padding over UDP) or a Data indication head can be put in front of it in
 // place, and padding after it; no heap allocation.
 func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
+	if c.loop != nil {
+		<-c.done
+		return 0, nil, net.ErrClosed
+	}
 	for {
 		if len(p) <= c.head+4 {
 			return c.UDPConn.ReadFrom(p)
@@ -75,12 +85,12 @@ func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
 		}
 		c.tally.fromPeer(c.gen.opts.Counters, n)
 		if cp := c.client.Load(); cp != nil {
-			if c.relayDown(p, n, from, cp) {
-				continue
-			}
 			// Neither a channel nor a permission: RFC 8656 §11.3 says discard.
 			// pion would too, with a log line per datagram; a peer spraying a
 			// relay port is not worth one.
+			if frame, ok := c.frameDown(p, c.head, n, from, cp.stream != nil); ok {
+				cp.send(frame)
+			}
 			continue
 		}
 		copy(p, p[c.head:c.head+n])
@@ -88,39 +98,40 @@ func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
 	}
 }
 
-// relayDown sends a peer's datagram (at p[c.head:c.head+n]) to the client
-// as ChannelData on a bound channel, or as a Data indication if the peer
-// has a permission; false if it has neither.
-func (c *Conn) relayDown(p []byte, n int, from netip.AddrPort, cp *clientPath) bool {
+// frameDown turns a peer's datagram (at p[off:off+n]) into what its client
+// receives, in place: ChannelData on a bound channel, or a Data indication
+// if the peer has a permission; false if it has neither (RFC 8656 §11.3:
+// discard). off must leave room for the larger header.
+//
+// Hot path: no allocation.
+func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool) ([]byte, bool) {
 	from = unmap(from)
 	if num, ok := c.channelOf(from); ok {
-		h := p[c.head-4 : c.head]
+		h := p[off-4 : off]
 		binary.BigEndian.PutUint16(h[0:], num)
 		binary.BigEndian.PutUint16(h[2:], uint16(n))
-		end := c.head + n
-		if cp.stream != nil { // RFC 8656 §12.5: padded to 4 bytes on streams
+		end := off + n
+		if stream { // RFC 8656 §12.5: padded to 4 bytes on streams
 			pad := (4 - n%4) % 4
 			clear(p[end : end+pad])
 			end += pad
 		}
-		cp.send(p[c.head-4 : end])
-		return true
+		return p[off-4 : end], true
 	}
 	if !c.permitted(from.Addr()) {
-		return false
+		return nil, false
 	}
 	head := dataIndicationHead4
 	if !from.Addr().Is4() {
 		head = dataIndicationHead6
 	}
-	start := c.head - head
+	start := off - head
 	var txid [12]byte
 	binary.BigEndian.PutUint64(txid[0:], c.txids.Uint64())
 	binary.BigEndian.PutUint32(txid[8:], uint32(c.txids.Uint64()))
-	total := putDataIndication(p[start:c.head], txid, from, n)
-	clear(p[c.head+n : start+total]) // padding
-	cp.send(p[start : start+total])
-	return true
+	total := putDataIndication(p[start:off], txid, from, n)
+	clear(p[off+n : start+total]) // padding
+	return p[start : start+total], true
 }
 
 // WriteTo is pion's uplink path (Send indications, and ChannelData the
@@ -209,8 +220,14 @@ func (c *Conn) setChannel(peer netip.AddrPort, number uint16, remove bool) {
 
 // Close closes the socket once, flushes its traffic tally and forgets it.
 func (c *Conn) Close() error {
+	if c.loop != nil {
+		c.loop.remove(c) // before the descriptor closes and its number is reused
+	}
 	err := c.UDPConn.Close()
 	c.once.Do(func() {
+		if c.done != nil {
+			close(c.done)
+		}
 		c.tally.flush(c.gen.opts.Counters)
 		c.gen.forget(c)
 	})

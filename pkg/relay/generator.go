@@ -7,8 +7,10 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pion/transport/v5/reuseport"
 	"github.com/pion/turn/v5"
@@ -41,6 +43,11 @@ type Generator struct {
 	held     map[liveKey]*held // second ports of reserved pairs
 	up       upTable
 	byClient clientTable
+
+	loopsOnce sync.Once
+	loops     []*downlink // one per CPU, started with the first UDP client
+	loopsErr  error
+	nextLoop  atomic.Uint32
 }
 
 type liveKey struct {
@@ -163,10 +170,41 @@ func (g *Generator) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane
 	if v6 {
 		cc.head = dataIndicationHead6
 	}
+	if lane != nil {
+		if err := g.watch(cc); err != nil {
+			_ = conn.Close()
+			return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
+		}
+	}
 	g.mu.Lock()
 	g.live[cc.key] = cc
 	g.mu.Unlock()
 	return cc, &net.UDPAddr{IP: external, Port: port}, nil
+}
+
+// watch hands the relay socket of a UDP client's allocation to a downlink
+// loop, round robin.
+func (g *Generator) watch(c *Conn) error {
+	g.loopsOnce.Do(func() {
+		for range runtime.GOMAXPROCS(0) {
+			d, err := newDownlink(g)
+			if err != nil {
+				g.loopsErr = err
+				return
+			}
+			g.loops = append(g.loops, d)
+		}
+	})
+	if g.loopsErr != nil {
+		return g.loopsErr
+	}
+	d := g.loops[int(g.nextLoop.Add(1))%len(g.loops)]
+	c.done = make(chan struct{})
+	if err := d.add(c); err != nil {
+		return err
+	}
+	c.loop = d
+	return nil
 }
 
 // AllocateListener implements turn.RelayAddressGenerator for RFC 6062 TCP relays.

@@ -76,8 +76,13 @@ func (g *Generator) takeHeld(k liveKey) *net.UDPConn {
 	return h.conn
 }
 
-// Close releases every held reservation (the server is stopping).
+// Close releases every held reservation and stops the downlink loops (the
+// server is stopping; its allocations are closed already).
 func (g *Generator) Close() {
+	g.loopsOnce.Do(func() {}) // no loop starts after this
+	for _, d := range g.loops {
+		d.close()
+	}
 	g.mu.Lock()
 	hs := g.held
 	g.held = make(map[liveKey]*held)

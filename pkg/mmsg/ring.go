@@ -1,0 +1,72 @@
+package mmsg
+
+import (
+	"net/netip"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Ring is a fixed set of datagram buffers that recvmmsg fills from raw,
+// non-blocking descriptors the caller polls itself — one epoll set over many
+// sockets, where a Reader per socket would cost a goroutine and a wake-up
+// per datagram. Slots stay the caller's until it reads into them again, so
+// it can queue replies that point into them (a Writer) and reuse the ring
+// once those are flushed. Not safe for concurrent use.
+type Ring struct {
+	hdrs  []unix.Mmsghdr
+	iovs  []unix.Iovec
+	names []sockaddr
+	bufs  [][]byte
+	off   int
+}
+
+// NewRing makes slots buffers of size bytes; datagrams land at offset off,
+// leaving room in front for a header the caller adds in place.
+func NewRing(slots, size, off int) *Ring {
+	r := &Ring{
+		hdrs: make([]unix.Mmsghdr, slots), iovs: make([]unix.Iovec, slots),
+		names: make([]sockaddr, slots), bufs: make([][]byte, slots), off: off,
+	}
+	for i := range r.bufs {
+		r.bufs[i] = make([]byte, size)
+	}
+	return r
+}
+
+// Len returns the number of slots.
+func (r *Ring) Len() int { return len(r.bufs) }
+
+// Recv reads up to max datagrams waiting on fd into slots from, from+1, …
+// without blocking, and returns how many it read (0 when none wait).
+//
+// Hot path: no allocation.
+func (r *Ring) Recv(fd int, from, max int) (int, error) {
+	for i := from; i < from+max; i++ {
+		r.iovs[i].Base = &r.bufs[i][r.off]
+		r.iovs[i].SetLen(len(r.bufs[i]) - r.off)
+		h := &r.hdrs[i].Hdr
+		h.Name = (*byte)(unsafe.Pointer(&r.names[i]))
+		h.Namelen = uint32(unsafe.Sizeof(r.names[i]))
+		h.Iov = &r.iovs[i]
+		h.SetIovlen(1)
+		h.Control, h.Controllen, h.Flags = nil, 0, 0
+	}
+	n, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&r.hdrs[from])),
+		uintptr(max), unix.MSG_DONTWAIT, 0, 0)
+	switch errno {
+	case 0:
+		return int(n), nil
+	case unix.EAGAIN, unix.EINTR:
+		return 0, nil
+	}
+	return 0, syscall.Errno(errno)
+}
+
+// Datagram returns slot i as the last Recv left it: the whole buffer (the
+// payload is buf[off:off+n]; the rest is the caller's), the payload length,
+// the source, and whether the datagram was cut to fit.
+func (r *Ring) Datagram(i int) (buf []byte, n int, from netip.AddrPort, truncated bool) {
+	return r.bufs[i], int(r.hdrs[i].Len), addrPort(&r.names[i]), r.hdrs[i].Hdr.Flags&unix.MSG_TRUNC != 0
+}

@@ -1,0 +1,233 @@
+package relay
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/turnd/turnd/pkg/mmsg"
+)
+
+// The downlink of UDP clients: peer datagrams arriving on relay sockets go
+// back to the clients through the lanes (the client-facing sockets).
+//
+// pion reads each relay socket in a goroutine of its own, so every datagram
+// costs a runtime wake-up, a goroutine switch, a recvfrom and a sendto. With
+// hundreds of allocations that is most of a relay's CPU besides the kernel's
+// own work. Instead, each downlink loop owns an epoll set of relay sockets
+// (one loop per CPU): one wake-up serves every socket that became readable,
+// each socket is read with one recvmmsg, and the replies are sent with one
+// sendmmsg per lane. The epoll descriptor itself sits in the Go runtime's
+// poller, so an idle loop parks like any goroutine blocked on a read — no
+// thread is pinned and GC is never held up.
+//
+// pion keeps its goroutine per allocation, parked in Conn.ReadFrom until the
+// socket closes: it costs memory, not CPU.
+
+const (
+	// downlinkSlots bounds the datagrams one loop holds before it flushes
+	// them to the lanes: one sendmmsg per lane per this many datagrams.
+	downlinkSlots = 64
+	// perSocket is how many datagrams one socket gets per turn, so a
+	// flooded socket cannot starve the others of its loop.
+	perSocket = 8
+	// datagramRoom fits the largest UDP payload, behind room for a Data
+	// indication head and followed by padding.
+	datagramRoom = dataIndicationHead6 + 65535 + 3
+)
+
+// downlink is one loop and its epoll set.
+type downlink struct {
+	gen  *Generator
+	efd  int
+	file *os.File // efd, registered in the runtime's poller
+	rc   syscall.RawConn
+	poll func(fd uintptr) bool // bound once: a method value per call would allocate
+
+	// mu is held while one round of ready sockets is handled; a closing
+	// Conn takes it to leave the set, so the loop never reads a descriptor
+	// that was closed (and perhaps reused) under it.
+	mu     sync.Mutex
+	closed bool
+	conns  map[int32]*Conn
+	events [downlinkSlots]unix.EpollEvent
+	ring   *mmsg.Ring
+	used   int         // ring slots holding datagrams not yet flushed
+	lanes  []laneBatch // one per lane this loop has written to; a handful
+}
+
+type laneBatch struct {
+	sock *net.UDPConn
+	w    *mmsg.Writer
+}
+
+func newDownlink(g *Generator) (*downlink, error) {
+	efd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("create downlink epoll: %w", err)
+	}
+	if err := unix.SetNonblock(efd, true); err != nil {
+		_ = unix.Close(efd)
+		return nil, fmt.Errorf("create downlink epoll: %w", err)
+	}
+	d := &downlink{gen: g, efd: efd, file: os.NewFile(uintptr(efd), "relay-downlink-epoll"),
+		conns: make(map[int32]*Conn), ring: mmsg.NewRing(downlinkSlots, datagramRoom, dataIndicationHead6)}
+	if d.rc, err = d.file.SyscallConn(); err != nil {
+		_ = d.file.Close()
+		return nil, fmt.Errorf("create downlink epoll: %w", err)
+	}
+	d.poll = d.round
+	go d.run()
+	return d, nil
+}
+
+// run waits for the epoll set in the runtime's poller until close.
+func (d *downlink) run() {
+	for {
+		if err := d.rc.Read(d.poll); err != nil {
+			return
+		}
+		d.mu.Lock()
+		closed := d.closed
+		d.mu.Unlock()
+		if closed {
+			return
+		}
+	}
+}
+
+// round handles ready sockets until none is ready, then flushes; false
+// tells the runtime to park until the epoll set is readable again.
+//
+// Hot path: no allocation.
+func (d *downlink) round(uintptr) bool {
+	for {
+		d.mu.Lock()
+		if d.closed {
+			d.mu.Unlock()
+			return true
+		}
+		n, err := unix.EpollWait(d.efd, d.events[:], 0)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			d.mu.Unlock()
+			return true // the set is gone: run sees closed
+		}
+		for i := 0; i < n; i++ {
+			if c := d.conns[d.events[i].Fd]; c != nil {
+				d.readSocket(c)
+			}
+		}
+		d.flush()
+		d.mu.Unlock()
+		if n == 0 && err == nil {
+			return false
+		}
+	}
+}
+
+// readSocket relays what waits on c's socket, up to perSocket datagrams.
+func (d *downlink) readSocket(c *Conn) {
+	if d.used+perSocket > d.ring.Len() {
+		d.flush()
+	}
+	n, err := d.ring.Recv(int(c.fd), d.used, perSocket)
+	if err != nil {
+		return // a socket error (an ICMP report): nothing to relay
+	}
+	cp := c.client.Load()
+	for i := d.used; i < d.used+n; i++ {
+		buf, size, from, truncated := d.ring.Datagram(i)
+		c.tally.fromPeer(c.gen.opts.Counters, size)
+		if cp == nil || truncated {
+			continue
+		}
+		frame, ok := c.frameDown(buf, dataIndicationHead6, size, from, false)
+		if !ok {
+			continue // neither channel nor permission: discarded (RFC 8656 §11.3)
+		}
+		if w := d.lane(cp.sock); w != nil {
+			_ = w.Add(frame, cp.addr)
+		}
+	}
+	d.used += n
+}
+
+// lane returns the batch of the lane socket sock.
+func (d *downlink) lane(sock *net.UDPConn) *mmsg.Writer {
+	for _, l := range d.lanes {
+		if l.sock == sock {
+			return l.w
+		}
+	}
+	w, err := mmsg.NewWriter(sock, downlinkSlots)
+	if err != nil {
+		return nil // not a socket any more: nothing can be sent through it
+	}
+	d.lanes = append(d.lanes, laneBatch{sock: sock, w: w})
+	return w
+}
+
+// flush sends every queued datagram and frees the ring.
+func (d *downlink) flush() {
+	for _, l := range d.lanes {
+		if l.w.Pending() > 0 {
+			// Like a lone sendto, a batch the kernel refuses is lost: UDP
+			// promises no better, and the peer's next datagram follows.
+			_ = l.w.Flush()
+		}
+	}
+	d.used = 0
+}
+
+// add puts c's socket in the set.
+func (d *downlink) add(c *Conn) error {
+	var fd int32
+	rc, err := c.UDPConn.SyscallConn()
+	if err == nil {
+		err = rc.Control(func(s uintptr) { fd = int32(s) })
+	}
+	if err != nil {
+		return fmt.Errorf("watch relay socket: %w", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return fmt.Errorf("watch relay socket: %w", net.ErrClosed)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: fd}
+	if err := unix.EpollCtl(d.efd, unix.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
+		return fmt.Errorf("watch relay socket: %w", err)
+	}
+	c.fd = fd
+	d.conns[fd] = c
+	return nil
+}
+
+// remove takes c's socket out of the set; after it returns the loop no
+// longer touches the descriptor, which may then be closed.
+func (d *downlink) remove(c *Conn) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.conns[c.fd] != c {
+		return
+	}
+	delete(d.conns, c.fd)
+	if !d.closed {
+		_ = unix.EpollCtl(d.efd, unix.EPOLL_CTL_DEL, int(c.fd), nil)
+	}
+}
+
+// close ends the loop. Sockets still in the set are the caller's to close.
+func (d *downlink) close() {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	// Not under mu: Close waits for the loop to leave the descriptor, and
+	// the loop takes mu to see that it must.
+	_ = d.file.Close()
+}

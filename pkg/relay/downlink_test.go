@@ -1,0 +1,147 @@
+package relay
+
+import (
+	"fmt"
+	"net"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/pion/turn/v5"
+)
+
+func listenLoopback(t *testing.T, network, ip string) *net.UDPConn {
+	t.Helper()
+	c, err := net.ListenUDP(network, &net.UDPAddr{IP: net.ParseIP(ip)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestDownlinkManySocketsAndLanes: the loops serve many relay sockets at
+// once, each answering through its own lane, IPv4 and IPv6, and every
+// datagram reaches its own client as ChannelData with the right number.
+func TestDownlinkManySocketsAndLanes(t *testing.T) {
+	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), IPv6: net.IPv6loopback, MinPort: 20000, MaxPort: 40000})
+	t.Cleanup(g.Close)
+	type alloc struct {
+		relay  net.Addr
+		client *net.UDPConn
+		peer   *net.UDPConn
+		number uint16
+	}
+	var allocs []alloc
+	for _, fam := range []struct{ network, ip string }{{"udp4", "127.0.0.1"}, {"udp6", "::1"}} {
+		lanes := []*net.UDPConn{listenLoopback(t, fam.network, fam.ip), listenLoopback(t, fam.network, fam.ip)}
+		for i := 0; i < 12; i++ {
+			pc, relayAddr, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: fam.network}, lanes[i%2])
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { pc.Close() })
+			a := alloc{relay: pc.LocalAddr(), client: listenLoopback(t, fam.network, fam.ip),
+				peer: listenLoopback(t, fam.network, fam.ip), number: 0x4000 + uint16(len(allocs))}
+			if err := g.AttachClient(relayAddr, a.client.LocalAddr(), nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.BindChannel(relayAddr, a.peer.LocalAddr(), a.number, false); err != nil {
+				t.Fatal(err)
+			}
+			allocs = append(allocs, a)
+		}
+	}
+	const rounds = 20
+	for r := 0; r < rounds; r++ {
+		for _, a := range allocs {
+			if _, err := a.peer.WriteTo([]byte(fmt.Sprintf("%04x/%d", a.number, r)), a.relay); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	buf := make([]byte, 64)
+	for _, a := range allocs {
+		_ = a.client.SetReadDeadline(time.Now().Add(5 * time.Second))
+		for r := 0; r < rounds; r++ {
+			n, err := a.client.Read(buf)
+			if err != nil {
+				t.Fatalf("client of channel %#x: datagram %d: %v", a.number, r, err)
+			}
+			if want := string(channelData(a.number, []byte(fmt.Sprintf("%04x/%d", a.number, r)))); string(buf[:n]) != want {
+				t.Fatalf("client of channel %#x got %q, want %q", a.number, buf[:n], want)
+			}
+		}
+	}
+}
+
+// TestDownlinkForgetsClosedSockets: once a relay socket closes its loop
+// never reads it again, even when the next socket reuses its descriptor.
+func TestDownlinkForgetsClosedSockets(t *testing.T) {
+	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
+	t.Cleanup(g.Close)
+	lane := listenLoopback(t, "udp4", "127.0.0.1")
+	peer := listenLoopback(t, "udp4", "127.0.0.1")
+	open := func(client *net.UDPConn) *Conn {
+		pc, relayAddr, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, lane)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pc.Close() })
+		if err := g.AttachClient(relayAddr, client.LocalAddr(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.BindChannel(relayAddr, peer.LocalAddr(), 0x4001, false); err != nil {
+			t.Fatal(err)
+		}
+		return pc.(*Conn)
+	}
+	first, second := listenLoopback(t, "udp4", "127.0.0.1"), listenLoopback(t, "udp4", "127.0.0.1")
+	old := open(first)
+	oldFD := old.fd
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if g.Live() != 0 {
+		t.Fatalf("%d relays live after Close", g.Live())
+	}
+	fresh := open(second)
+	if _, err := peer.WriteTo([]byte("fresh"), fresh.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	_ = second.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := second.Read(buf); err != nil || string(buf[:n]) != string(channelData(0x4001, []byte("fresh"))) {
+		t.Fatalf("new client got %q (%v); descriptor %d reused: %v", buf[:n], err, oldFD, oldFD == fresh.fd)
+	}
+	_ = first.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if n, err := first.Read(buf); err == nil {
+		t.Fatalf("the closed allocation's client got %q", buf[:n])
+	}
+}
+
+// TestGeneratorCloseEndsLoops: the loops are goroutines of the generator's
+// and end with it.
+func TestGeneratorCloseEndsLoops(t *testing.T) {
+	before := runtime.NumGoroutine()
+	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
+	pc, _, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, listenLoopback(t, "udp4", "127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.loops) != runtime.GOMAXPROCS(0) {
+		t.Fatalf("%d downlink loops for %d CPUs", len(g.loops), runtime.GOMAXPROCS(0))
+	}
+	pc.Close()
+	g.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after Close, %d before", runtime.NumGoroutine(), before)
+		}
+		runtime.Gosched()
+	}
+	if _, _, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, listenLoopback(t, "udp4", "127.0.0.1")); err == nil {
+		t.Fatal("a closed generator handed out a relay for a UDP client")
+	}
+}
