@@ -87,7 +87,7 @@ func (r *Reader) fill() error {
 
 // recvmmsg is the RawConn callback: false means "not ready, wait".
 func (r *Reader) recvmmsg(fd uintptr) bool {
-	n, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&r.hdrs[0])),
+	n, _, errno := unix.RawSyscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&r.hdrs[0])),
 		uintptr(len(r.hdrs)), unix.MSG_DONTWAIT, 0, 0)
 	switch errno {
 	case unix.EAGAIN:

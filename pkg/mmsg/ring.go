@@ -53,7 +53,7 @@ func (r *Ring) Recv(fd int, from, max int) (int, error) {
 		h.SetIovlen(1)
 		h.Control, h.Controllen, h.Flags = nil, 0, 0
 	}
-	n, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&r.hdrs[from])),
+	n, _, errno := unix.RawSyscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&r.hdrs[from])),
 		uintptr(max), unix.MSG_DONTWAIT, 0, 0)
 	switch errno {
 	case 0:

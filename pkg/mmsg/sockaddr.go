@@ -43,3 +43,29 @@ func putSockaddr(sa *sockaddr, a netip.AddrPort, v6socket bool) uint32 {
 	sa.Scope_id = 0
 	return unix.SizeofSockaddrInet6
 }
+
+// SendTo sends one datagram on the non-blocking socket fd without waiting:
+// a full socket buffer loses the datagram (EAGAIN), as UDP may. v6socket
+// says the socket's family.
+//
+// It is a raw system call on purpose, like every call in this package: they
+// never block, and entering the scheduler's syscall state for each one
+// keeps the runtime's sysmon thread waking every 20 µs on a busy relay
+// (and handing Ps between threads), which measurably cost more than the
+// send itself saves.
+//
+// Hot path: no allocation.
+func SendTo(fd int, b []byte, to netip.AddrPort, v6socket bool) error {
+	var sa sockaddr
+	salen := putSockaddr(&sa, to, v6socket)
+	var p unsafe.Pointer
+	if len(b) > 0 {
+		p = unsafe.Pointer(&b[0])
+	}
+	_, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(p), uintptr(len(b)),
+		unix.MSG_DONTWAIT, uintptr(unsafe.Pointer(&sa)), uintptr(salen))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}

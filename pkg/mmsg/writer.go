@@ -92,7 +92,7 @@ func (w *Writer) Flush() error {
 // sendmmsg is the RawConn callback for w.hdrs[w.from:w.n]: false means
 // "socket buffer full, wait".
 func (w *Writer) sendmmsg(fd uintptr) bool {
-	n, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&w.hdrs[w.from])),
+	n, _, errno := unix.RawSyscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&w.hdrs[w.from])),
 		uintptr(w.n-w.from), unix.MSG_DONTWAIT, 0, 0)
 	switch errno {
 	case unix.EAGAIN, unix.EINTR:

@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+
+	"github.com/turnd/turnd/pkg/mmsg"
 )
 
 // Conn is the relay socket of one UDP allocation. pion reads and writes it
@@ -31,8 +33,11 @@ type Conn struct {
 	// For a UDP client, a downlink loop reads the socket (see downlink.go)
 	// and pion's read loop waits in ReadFrom until done is closed.
 	loop *downlink
-	fd   int32
 	done chan struct{}
+
+	fd       int32 // the socket's descriptor, for the fast paths' raw system calls
+	fdMu     sync.RWMutex
+	fdClosed bool
 }
 
 // clientPath is where the downlink goes: the client's address via the lane
@@ -144,11 +149,20 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	return n, err
 }
 
-// relayUp sends a client's ChannelData payload to its peer (uplink fast path).
+// relayUp sends a client's ChannelData payload to its peer (uplink fast
+// path). It writes the descriptor directly (see mmsg.SendTo for why), under
+// fdMu so Close cannot pull the descriptor away mid-send.
+//
+// Hot path: no allocation.
 func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
-	n, err := c.UDPConn.WriteToUDPAddrPort(payload, peer)
+	c.fdMu.RLock()
+	err := net.ErrClosed
+	if !c.fdClosed {
+		err = mmsg.SendTo(int(c.fd), payload, peer, c.key.v6)
+	}
+	c.fdMu.RUnlock()
 	if err == nil {
-		c.tally.toPeer(c.gen.opts.Counters, n)
+		c.tally.toPeer(c.gen.opts.Counters, len(payload))
 	}
 }
 
@@ -220,6 +234,9 @@ func (c *Conn) setChannel(peer netip.AddrPort, number uint16, remove bool) {
 
 // Close closes the socket once, flushes its traffic tally and forgets it.
 func (c *Conn) Close() error {
+	c.fdMu.Lock()
+	c.fdClosed = true
+	c.fdMu.Unlock()
 	if c.loop != nil {
 		c.loop.remove(c) // before the descriptor closes and its number is reused
 	}

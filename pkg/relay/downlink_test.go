@@ -129,8 +129,8 @@ func TestGeneratorCloseEndsLoops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(g.loops) != runtime.GOMAXPROCS(0) {
-		t.Fatalf("%d downlink loops for %d CPUs", len(g.loops), runtime.GOMAXPROCS(0))
+	if want := downlinkLoops(runtime.GOMAXPROCS(0)); len(g.loops) != want {
+		t.Fatalf("%d downlink loops for %d CPUs, want %d", len(g.loops), runtime.GOMAXPROCS(0), want)
 	}
 	pc.Close()
 	g.Close()

@@ -170,6 +170,10 @@ func (g *Generator) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane
 	if v6 {
 		cc.head = dataIndicationHead6
 	}
+	if cc.fd, err = descriptor(conn); err != nil {
+		_ = conn.Close()
+		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
+	}
 	if lane != nil {
 		if err := g.watch(cc); err != nil {
 			_ = conn.Close()
@@ -182,11 +186,24 @@ func (g *Generator) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane
 	return cc, &net.UDPAddr{IP: external, Port: port}, nil
 }
 
+// descriptor returns conn's file descriptor; it stays valid until conn closes.
+func descriptor(conn *net.UDPConn) (int32, error) {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return 0, fmt.Errorf("relay socket descriptor: %w", err)
+	}
+	var fd int32
+	if err := rc.Control(func(s uintptr) { fd = int32(s) }); err != nil {
+		return 0, fmt.Errorf("relay socket descriptor: %w", err)
+	}
+	return fd, nil
+}
+
 // watch hands the relay socket of a UDP client's allocation to a downlink
 // loop, round robin.
 func (g *Generator) watch(c *Conn) error {
 	g.loopsOnce.Do(func() {
-		for range runtime.GOMAXPROCS(0) {
+		for range downlinkLoops(runtime.GOMAXPROCS(0)) {
 			d, err := newDownlink(g)
 			if err != nil {
 				g.loopsErr = err
