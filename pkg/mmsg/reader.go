@@ -67,14 +67,7 @@ func (r *Reader) Buffered() int { return r.n - r.next }
 func (r *Reader) fill() error {
 	r.n, r.next = 0, 0
 	for i := range r.hdrs {
-		r.iovs[i].Base = &r.bufs[i][r.off]
-		r.iovs[i].SetLen(len(r.bufs[i]) - r.off)
-		h := &r.hdrs[i].Hdr
-		h.Name = (*byte)(unsafe.Pointer(&r.names[i]))
-		h.Namelen = uint32(unsafe.Sizeof(r.names[i]))
-		h.Iov = &r.iovs[i]
-		h.SetIovlen(1)
-		h.Control, h.Controllen, h.Flags = nil, 0, 0
+		aim(&r.hdrs[i], &r.iovs[i], &r.names[i], r.bufs[i][r.off:])
 	}
 	if err := r.rc.Read(r.recv); err != nil {
 		return err
@@ -100,4 +93,16 @@ func (r *Reader) recvmmsg(fd uintptr) bool {
 		r.n, r.errno = 0, errno
 	}
 	return true
+}
+
+// aim readies one message header of a receive batch: the datagram lands in
+// buf, its source in name.
+func aim(h *unix.Mmsghdr, iov *unix.Iovec, name *sockaddr, buf []byte) {
+	iov.Base = &buf[0]
+	iov.SetLen(len(buf))
+	h.Hdr.Name = (*byte)(unsafe.Pointer(name))
+	h.Hdr.Namelen = uint32(unsafe.Sizeof(*name))
+	h.Hdr.Iov = iov
+	h.Hdr.SetIovlen(1)
+	h.Hdr.Control, h.Hdr.Controllen, h.Hdr.Flags = nil, 0, 0
 }

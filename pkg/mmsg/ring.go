@@ -44,14 +44,7 @@ func (r *Ring) Len() int { return len(r.bufs) }
 // Hot path: no allocation.
 func (r *Ring) Recv(fd int, from, max int) (int, error) {
 	for i := from; i < from+max; i++ {
-		r.iovs[i].Base = &r.bufs[i][r.off]
-		r.iovs[i].SetLen(len(r.bufs[i]) - r.off)
-		h := &r.hdrs[i].Hdr
-		h.Name = (*byte)(unsafe.Pointer(&r.names[i]))
-		h.Namelen = uint32(unsafe.Sizeof(r.names[i]))
-		h.Iov = &r.iovs[i]
-		h.SetIovlen(1)
-		h.Control, h.Controllen, h.Flags = nil, 0, 0
+		aim(&r.hdrs[i], &r.iovs[i], &r.names[i], r.bufs[i][r.off:])
 	}
 	n, _, errno := unix.RawSyscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&r.hdrs[from])),
 		uintptr(max), unix.MSG_DONTWAIT, 0, 0)
