@@ -9,7 +9,10 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"github.com/turnd/turnd/pkg/mmsg"
 )
 
 // Listener puts the gate in front of a TCP or TLS listener: every accepted
@@ -44,6 +47,9 @@ func (l *listener) Accept() (net.Conn, error) {
 	}
 	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		sc.remote = ta.AddrPort()
+	}
+	if s, ok := c.(syscall.Conn); ok { // plain TCP; a *tls.Conn is not one
+		sc.sock, _ = mmsg.NewRaw(s) // nil on error: the net.Conn path serves
 	}
 	l.g.streams.put(c.RemoteAddr(), c.LocalAddr(), sc)
 	return sc, nil
@@ -81,6 +87,28 @@ type streamConn struct {
 	// pion writes that answer on its read goroutine before it starts copying
 	// the data connection, so the next Read sees it.
 	bound atomic.Bool
+
+	// sock reads and writes a plain TCP connection with raw system calls
+	// (the relay's hot path; see mmsg.Raw); nil for TLS.
+	sock *mmsg.Raw
+}
+
+// readConn reads the connection, raw when it can.
+func (c *streamConn) readConn(p []byte) (int, error) {
+	if c.sock != nil {
+		return c.sock.Read(p)
+	}
+	return c.Conn.Read(p)
+}
+
+// writeConn writes the connection, raw when it can. Every writer of the
+// connection goes through here (or through the writer Gate.Stream hands
+// out, the same one), so messages never interleave.
+func (c *streamConn) writeConn(b []byte) (int, error) {
+	if c.sock != nil {
+		return c.sock.Write(b)
+	}
+	return c.Conn.Write(b)
 }
 
 // RFC 6062's ConnectionBind request and success response types.
@@ -139,7 +167,7 @@ func (c *streamConn) fill() {
 		copy(grown, c.buf)
 		c.buf = grown
 	}
-	n, err := c.Conn.Read(c.buf[len(c.buf):cap(c.buf)])
+	n, err := c.readConn(c.buf[len(c.buf):cap(c.buf)])
 	c.buf = c.buf[:len(c.buf)+n]
 	c.readErr = err
 }
@@ -235,7 +263,7 @@ func (c *streamConn) readRaw(p []byte) (int, error) {
 	if c.readErr != nil {
 		return 0, c.readErr
 	}
-	return c.Conn.Read(p)
+	return c.Conn.Read(p) // not raw: pion reads a data connection from two goroutines
 }
 
 // splice replaces the size-byte frame at vetted with repl (rare: rewritten
@@ -253,7 +281,7 @@ func (c *streamConn) Write(b []byte) (int, error) {
 	if len(b) >= 20 && binary.BigEndian.Uint16(b) == typeConnectionBindSuccess {
 		c.bound.Store(true)
 	}
-	return c.Conn.Write(b)
+	return c.writeConn(b)
 }
 
 // Close closes the connection once and forgets it.
@@ -263,7 +291,7 @@ func (c *streamConn) Close() error {
 }
 
 // WriteTo lets the gate answer on the connection (the address is implied).
-func (c *streamConn) WriteTo(b []byte, _ net.Addr) (int, error) { return c.Conn.Write(b) }
+func (c *streamConn) WriteTo(b []byte, _ net.Addr) (int, error) { return c.writeConn(b) }
 
 // handshake completes a TLS handshake within the timeout, so a client that
 // connects and says nothing cannot hold a goroutine and a socket forever.

@@ -46,6 +46,9 @@ func (g *Gate) Stream(client, server net.Addr) (io.Writer, bool) {
 	if !ok {
 		return nil, false
 	}
+	if c.sock != nil {
+		return c.sock, true // shares the connection's writer lock with pion's writes
+	}
 	return c.Conn, true
 }
 

@@ -35,7 +35,8 @@ type Conn struct {
 	loop *downlink
 	done chan struct{}
 
-	fd       int32 // the socket's descriptor, for the fast paths' raw system calls
+	raw      *mmsg.Raw // pion's read loop reads through it when no downlink loop does
+	fd       int32     // the socket's descriptor, for the fast paths' raw system calls
 	fdMu     sync.RWMutex
 	fdClosed bool
 }
@@ -45,7 +46,13 @@ type Conn struct {
 type clientPath struct {
 	sock   *net.UDPConn
 	stream io.Writer // set for stream clients; Write must be safe for concurrent use (net.Conn is)
+	try    tryWriter // stream, when it can write without waiting (downlink loops use it)
 	addr   netip.AddrPort
+}
+
+// tryWriter writes a whole message now or reports false (mmsg.Raw).
+type tryWriter interface {
+	TryWrite(b []byte) bool
 }
 
 func (cp *clientPath) key() clientKey {
@@ -84,7 +91,7 @@ func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
 		if len(p) <= c.head+4 {
 			return c.UDPConn.ReadFrom(p)
 		}
-		n, from, err := c.UDPConn.ReadFromUDPAddrPort(p[c.head : len(p)-3])
+		n, from, err := c.raw.RecvFrom(p[c.head : len(p)-3])
 		if err != nil {
 			return 0, nil, err
 		}

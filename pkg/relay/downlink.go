@@ -156,12 +156,22 @@ func (d *downlink) readSocket(c *Conn) {
 		if cp == nil || truncated {
 			continue
 		}
-		frame, ok := c.frameDown(buf, dataIndicationHead6, size, from, false)
-		if !ok {
-			continue // neither channel nor permission: discarded (RFC 8656 §11.3)
-		}
-		if w := d.lane(cp.sock); w != nil {
-			_ = w.Add(frame, cp.addr)
+		frame, ok := c.frameDown(buf, dataIndicationHead6, size, from, cp.stream != nil)
+		switch {
+		case !ok:
+			// neither channel nor permission: discarded (RFC 8656 §11.3)
+		case cp.try != nil:
+			// A TCP client: written now or dropped (its connection is busy
+			// or full), never waited for — one slow client must not stall
+			// the loop's other sockets. Media over a backed-up TCP
+			// connection is late anyway.
+			cp.try.TryWrite(frame)
+		case cp.stream != nil:
+			_, _ = cp.stream.Write(frame) // not reached: stream loops get tryWriters
+		default:
+			if w := d.lane(cp.sock); w != nil {
+				_ = w.Add(frame, cp.addr)
+			}
 		}
 	}
 	d.used += n

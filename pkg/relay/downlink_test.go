@@ -1,13 +1,17 @@
 package relay
 
 import (
+	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/pion/turn/v5"
+
+	"github.com/turnd/turnd/pkg/mmsg"
 )
 
 func listenLoopback(t *testing.T, network, ip string) *net.UDPConn {
@@ -164,5 +168,60 @@ func BenchmarkDownlinkChannelData(b *testing.B) {
 		if _, err := r.client.Read(buf); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDownlinkStreamClient: a plain TCP client's downlink runs in a loop
+// too, framed for a stream (ChannelData padded to 4 bytes, RFC 8656 §12.5),
+// written whole through the connection's try-writer.
+func TestDownlinkStreamClient(t *testing.T) {
+	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
+	t.Cleanup(g.Close)
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.DialTCP("tcp4", nil, ln.Addr().(*net.TCPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.AcceptTCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	stream, err := mmsg.NewRaw(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, relayAddr, err := g.AllocateStreamPacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	if pc.(*Conn).loop == nil {
+		t.Fatal("a TCP client's relay is not served by a downlink loop")
+	}
+	peer := listenLoopback(t, "udp4", "127.0.0.1")
+	if err := g.AttachClient(relayAddr, server.RemoteAddr(), stream); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.BindChannel(relayAddr, peer.LocalAddr(), 0x4001, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"abc", "defgh"} {
+		if _, err := peer.WriteTo([]byte(m), pc.LocalAddr()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := append(channelData(0x4001, []byte("abc\x00")), channelData(0x4001, []byte("defgh\x00\x00\x00"))...)
+	binary.BigEndian.PutUint16(want[2:], 3) // the length field counts the payload, not the padding
+	binary.BigEndian.PutUint16(want[10:], 5)
+	got := make([]byte, len(want))
+	_ = client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(client, got); err != nil || string(got) != string(want) {
+		t.Fatalf("client read % x (%v), want % x", got, err, want)
 	}
 }

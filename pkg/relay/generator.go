@@ -14,6 +14,7 @@ import (
 
 	"github.com/pion/transport/v5/reuseport"
 	"github.com/pion/turn/v5"
+	"github.com/turnd/turnd/pkg/mmsg"
 )
 
 // Options configure a Generator.
@@ -146,6 +147,18 @@ func (g *Generator) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.Pa
 // the client-facing UDP socket lane, which the downlink fast path answers
 // through (nil for TCP and TLS clients, which pion serves).
 func (g *Generator) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane *net.UDPConn) (net.PacketConn, net.Addr, error) {
+	return g.allocatePacketConn(conf, lane, lane != nil)
+}
+
+// AllocateStreamPacketConn is AllocatePacketConn for an allocation of a
+// plain TCP client: a downlink loop serves it, writing to the client's
+// connection without waiting (see AttachClient). TLS clients are served by
+// pion's read loop (AllocatePacketConn): their writes go through crypto/tls.
+func (g *Generator) AllocateStreamPacketConn(conf turn.AllocateListenerConfig) (net.PacketConn, net.Addr, error) {
+	return g.allocatePacketConn(conf, nil, true)
+}
+
+func (g *Generator) allocatePacketConn(conf turn.AllocateListenerConfig, lane *net.UDPConn, loop bool) (net.PacketConn, net.Addr, error) {
 	bind, external, v6, err := g.family(conf.Network)
 	if err != nil {
 		return nil, nil, err
@@ -170,11 +183,15 @@ func (g *Generator) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane
 	if v6 {
 		cc.head = dataIndicationHead6
 	}
-	if cc.fd, err = descriptor(conn); err != nil {
+	cc.raw, err = mmsg.NewRaw(conn)
+	if err == nil {
+		cc.fd, err = descriptor(conn)
+	}
+	if err != nil {
 		_ = conn.Close()
 		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 	}
-	if lane != nil {
+	if loop {
 		if err := g.watch(cc); err != nil {
 			_ = conn.Close()
 			return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
@@ -325,6 +342,7 @@ func (g *Generator) AttachClient(relayAddr, client net.Addr, stream io.Writer) e
 			return nil
 		}
 		cp = &clientPath{stream: stream, addr: a.AddrPort()}
+		cp.try, _ = stream.(tryWriter)
 	default:
 		return nil
 	}

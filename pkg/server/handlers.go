@@ -160,11 +160,18 @@ func (s *Server) relayGenerator(lane *net.UDPConn, hint *gate.PortHint) turn.Rel
 	return socketGenerator{Generator: s.relay, obs: s.obs, lane: lane, hint: hint}
 }
 
+// streamGenerator is relayGenerator for a plain TCP listener: its clients'
+// downlink is served by the relay's loops.
+func (s *Server) streamGenerator() turn.RelayAddressGenerator {
+	return socketGenerator{Generator: s.relay, obs: s.obs, stream: true}
+}
+
 type socketGenerator struct {
 	*relay.Generator
-	obs  Observer
-	lane *net.UDPConn
-	hint *gate.PortHint
+	obs    Observer
+	lane   *net.UDPConn
+	hint   *gate.PortHint
+	stream bool
 }
 
 func (c socketGenerator) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.PacketConn, net.Addr, error) {
@@ -178,6 +185,8 @@ func (c socketGenerator) AllocatePacketConn(conf turn.AllocateListenerConfig) (n
 	// asks for the even port pion picked, and gets a held pair instead.
 	if conf.RequestedPort != 0 && c.hint.TakeReserve() {
 		conn, addr, err = c.Generator.AllocatePairFor(conf, c.lane)
+	} else if c.stream {
+		conn, addr, err = c.Generator.AllocateStreamPacketConn(conf)
 	} else {
 		conn, addr, err = c.Generator.AllocatePacketConnFor(conf, c.lane)
 	}

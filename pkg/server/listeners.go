@@ -139,6 +139,15 @@ type trackedConn struct {
 	set *streamConns
 }
 
+// SyscallConn exposes the TCP socket, so the gate and the relay can read
+// and write it with raw system calls (mmsg.Raw).
+func (c *trackedConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, fmt.Errorf("raw access to %T: %w", c.Conn, errors.ErrUnsupported)
+}
+
 func (c *trackedConn) Close() error {
 	c.set.mu.Lock()
 	delete(c.set.conns, c)

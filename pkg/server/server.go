@@ -196,10 +196,14 @@ func (s *Server) startTURN(cfg config.Config) error {
 		})
 	}
 	var lcs []turn.ListenerConfig
-	for _, ln := range append(append([]net.Listener(nil), s.tcp...), s.tls...) {
+	for i, ln := range append(append([]net.Listener(nil), s.tcp...), s.tls...) {
+		gen := s.relayGenerator(nil, nil) // TLS: pion's read loop writes through crypto/tls
+		if i < len(s.tcp) {
+			gen = s.streamGenerator()
+		}
 		lcs = append(lcs, turn.ListenerConfig{
 			Listener:              gate.Listener(ln, s.gate, tlsHandshakeTimeout, s.relay.RelayStream),
-			RelayAddressGenerator: s.relayGenerator(nil, nil),
+			RelayAddressGenerator: gen,
 			PermissionHandler:     s.permit,
 		})
 	}

@@ -1,0 +1,121 @@
+package mmsg
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"testing"
+	"time"
+)
+
+// tcpPair returns both ends of a loopback TCP connection.
+func tcpPair(t *testing.T) (client, server *net.TCPConn) {
+	t.Helper()
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err = net.DialTCP("tcp4", nil, ln.Addr().(*net.TCPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err = ln.AcceptTCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close(); server.Close() })
+	return client, server
+}
+
+func TestRawStreamReadWriteEOFAndDeadline(t *testing.T) {
+	client, server := tcpPair(t)
+	r, err := NewRaw(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	if n, err := io.ReadFull(client, buf[:5]); err != nil || string(buf[:n]) != "hello" {
+		t.Fatalf("client read %q, %v", buf[:n], err)
+	}
+	if _, err := client.Write([]byte("back")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.Read(buf); err != nil || string(buf[:n]) != "back" {
+		t.Fatalf("raw read %q, %v", buf[:n], err)
+	}
+	_ = server.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := r.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read past the deadline: %v", err)
+	}
+	_ = server.SetReadDeadline(time.Time{})
+	client.Close()
+	if _, err := r.Read(buf); err != io.EOF {
+		t.Fatalf("read after the peer closed: %v, want io.EOF", err)
+	}
+}
+
+// TestRawTryWrite: a message is written whole or not at all, and a message
+// the kernel takes in part is finished before any other write.
+func TestRawTryWrite(t *testing.T) {
+	client, server := tcpPair(t)
+	_ = server.SetWriteBuffer(4096)
+	_ = client.SetReadBuffer(4096)
+	r, _ := NewRaw(server)
+	msg := bytes.Repeat([]byte("0123456789abcdef"), 64) // 1 KiB
+	sent := 0
+	for r.TryWrite(msg) { // until the buffers are full: never blocks
+		sent++
+		if sent > 100000 {
+			t.Fatal("the send buffer never filled")
+		}
+	}
+	// Another message, written with waiting, must follow the last complete
+	// one: a remainder finished in the background goes first.
+	tail := []byte("TAIL")
+	done := make(chan error, 1)
+	go func() { _, err := r.Write(tail); done <- err }()
+	got := make([]byte, sent*len(msg)+len(tail))
+	_ = client.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(client, got); err != nil {
+		t.Fatalf("after %d messages: %v", sent, err)
+	}
+	for i := 0; i < sent; i++ {
+		if chunk := got[i*len(msg) : (i+1)*len(msg)]; !bytes.Equal(chunk, msg) {
+			t.Fatalf("message %d of %d arrived torn: %q...", i, sent, chunk[:32])
+		}
+	}
+	if string(got[sent*len(msg):]) != "TAIL" {
+		t.Fatalf("the waiting write came out as %q", got[sent*len(msg):])
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRawRecvFrom(t *testing.T) {
+	src, dst := pair(t, "udp6", "::1")
+	r, err := NewRaw(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.WriteTo([]byte("dgram"), dst.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	n, from, err := r.RecvFrom(buf)
+	if err != nil || string(buf[:n]) != "dgram" || from != src.LocalAddr().(*net.UDPAddr).AddrPort() {
+		t.Fatalf("got %q from %v: %v", buf[:n], from, err)
+	}
+	if a := testing.AllocsPerRun(20, func() {
+		_, _ = src.WriteToUDPAddrPort([]byte("x"), dst.LocalAddr().(*net.UDPAddr).AddrPort())
+		_, _, _ = r.RecvFrom(buf)
+	}); a != 0 {
+		t.Fatalf("%v allocations per datagram", a)
+	}
+}
