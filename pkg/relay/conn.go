@@ -13,9 +13,11 @@ import (
 )
 
 // Conn is the relay socket of one UDP allocation. pion reads and writes it
-// like any PacketConn; for allocations of UDP clients it also carries the
-// downlink fast path: a peer datagram on a bound channel goes straight back
-// to the client as ChannelData, without pion and without a heap allocation.
+// like any PacketConn, and it carries the downlink fast path: a peer
+// datagram on a bound channel goes straight back to the client as
+// ChannelData (or a Data indication with a permission), without pion and
+// without a heap allocation — in a downlink loop for UDP and plain TCP
+// clients, in pion's read loop (ReadFrom) for TLS clients.
 type Conn struct {
 	*net.UDPConn
 	gen    *Generator
@@ -30,7 +32,7 @@ type Conn struct {
 	tally  tally
 	once   sync.Once
 
-	// For a UDP client, a downlink loop reads the socket (see downlink.go)
+	// For a UDP or plain TCP client, a downlink loop reads the socket (see downlink.go)
 	// and pion's read loop waits in ReadFrom until done is closed.
 	loop *downlink
 	done chan struct{}

@@ -14,16 +14,20 @@ import (
 	"github.com/turnd/turnd/pkg/mmsg"
 )
 
-// The downlink of UDP clients: peer datagrams arriving on relay sockets go
-// back to the clients through the lanes (the client-facing sockets).
+// The downlink of UDP and plain TCP clients: peer datagrams arriving on
+// relay sockets go back to the clients, through the lanes (the
+// client-facing UDP sockets) or over the clients' TCP connections.
 //
 // pion reads each relay socket in a goroutine of its own, so every datagram
 // costs a runtime wake-up, a goroutine switch, a recvfrom and a sendto. With
 // hundreds of allocations that is most of a relay's CPU besides the kernel's
 // own work. Instead, each downlink loop owns an epoll set of relay sockets
-// (one loop per CPU): one wake-up serves every socket that became readable,
-// each socket is read with one recvmmsg, and the replies are sent with one
-// sendmmsg per lane. The epoll descriptor itself sits in the Go runtime's
+// (one loop per two CPUs): one wake-up serves every socket that became
+// readable, each socket is read with one recvmmsg, and the replies to UDP
+// clients are sent with one sendmmsg per lane; a TCP client's reply is
+// written whole at once or dropped, never waited for (mmsg.Raw.TryWrite).
+// TLS clients stay with pion's goroutine: their writes go through
+// crypto/tls and may wait. The epoll descriptor itself sits in the Go runtime's
 // poller, so an idle loop parks like any goroutine blocked on a read — no
 // thread is pinned and GC is never held up.
 //
