@@ -255,6 +255,8 @@ func TestTraffic(t *testing.T) {
 	src.traffic.ToPeerBytes.Store(500)
 	src.traffic.FromPeerPackets.Store(4)
 	src.traffic.FromPeerBytes.Store(400)
+	src.traffic.DroppedToPeer.Store(2)
+	src.traffic.DroppedToClient.Store(3)
 	compare(t, reg, `
 # HELP turnd_relayed_packets_total Packets relayed, by direction (to_peer, from_peer).
 # TYPE turnd_relayed_packets_total counter
@@ -264,6 +266,10 @@ turnd_relayed_packets_total{direction="to_peer"} 5
 # TYPE turnd_relayed_bytes_total counter
 turnd_relayed_bytes_total{direction="from_peer"} 400
 turnd_relayed_bytes_total{direction="to_peer"} 500
+# HELP turnd_relay_dropped_total Datagrams the relay could not pass on (full socket buffer, send error, TCP client busy or full), by direction (to_peer, to_client).
+# TYPE turnd_relay_dropped_total counter
+turnd_relay_dropped_total{direction="to_client"} 3
+turnd_relay_dropped_total{direction="to_peer"} 2
 # HELP turn_total_traffic_peer_rcvp Packets received from peers (coturn-compatible).
 # TYPE turn_total_traffic_peer_rcvp counter
 turn_total_traffic_peer_rcvp 4
@@ -276,7 +282,7 @@ turn_total_traffic_peer_sentp 5
 # HELP turn_total_traffic_peer_sentb Bytes sent to peers (coturn-compatible).
 # TYPE turn_total_traffic_peer_sentb counter
 turn_total_traffic_peer_sentb 500
-`, "turnd_relayed_packets_total", "turnd_relayed_bytes_total", "turn_total_traffic_peer_rcvp",
+`, "turnd_relayed_packets_total", "turnd_relayed_bytes_total", "turnd_relay_dropped_total", "turn_total_traffic_peer_rcvp",
 		"turn_total_traffic_peer_rcvb", "turn_total_traffic_peer_sentp", "turn_total_traffic_peer_sentb")
 
 	src.traffic.ToPeerPackets.Add(1)

@@ -12,7 +12,7 @@ type stateCollector struct {
 	src Sources
 
 	allocs, coturnAllocs, draining, accepting, deadline *prometheus.Desc
-	relayed, relayedBytes                               *prometheus.Desc
+	relayed, relayedBytes, dropped                      *prometheus.Desc
 	coturnPeerRcvp, coturnPeerRcvb                      *prometheus.Desc
 	coturnPeerSentp, coturnPeerSentb                    *prometheus.Desc
 }
@@ -30,6 +30,8 @@ func newStateCollector(src Sources) *stateCollector {
 		deadline:     d("turnd_drain_deadline_timestamp_seconds", "When the drain force-closes what is left (0 when not draining)."),
 		relayed:      d("turnd_relayed_packets_total", "Packets relayed, by direction (to_peer, from_peer).", "direction"),
 		relayedBytes: d("turnd_relayed_bytes_total", "Payload bytes relayed, by direction (to_peer, from_peer).", "direction"),
+		dropped: d("turnd_relay_dropped_total",
+			"Datagrams the relay could not pass on (full socket buffer, send error, TCP client busy or full), by direction (to_peer, to_client).", "direction"),
 		// coturn's peer-side totals, updated live here (coturn adds at session end).
 		coturnPeerRcvp:  d("turn_total_traffic_peer_rcvp", "Packets received from peers (coturn-compatible)."),
 		coturnPeerRcvb:  d("turn_total_traffic_peer_rcvb", "Bytes received from peers (coturn-compatible)."),
@@ -40,7 +42,7 @@ func newStateCollector(src Sources) *stateCollector {
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.allocs, c.coturnAllocs, c.draining, c.accepting, c.deadline,
-		c.relayed, c.relayedBytes, c.coturnPeerRcvp, c.coturnPeerRcvb, c.coturnPeerSentp, c.coturnPeerSentb} {
+		c.relayed, c.relayedBytes, c.dropped, c.coturnPeerRcvp, c.coturnPeerRcvb, c.coturnPeerSentp, c.coturnPeerSentb} {
 		ch <- d
 	}
 }
@@ -74,6 +76,8 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.relayed, t.FromPeerPackets.Load(), "from_peer")
 		counter(c.relayedBytes, t.ToPeerBytes.Load(), "to_peer")
 		counter(c.relayedBytes, t.FromPeerBytes.Load(), "from_peer")
+		counter(c.dropped, t.DroppedToPeer.Load(), "to_peer")
+		counter(c.dropped, t.DroppedToClient.Load(), "to_client")
 		counter(c.coturnPeerRcvp, t.FromPeerPackets.Load())
 		counter(c.coturnPeerRcvb, t.FromPeerBytes.Load())
 		counter(c.coturnPeerSentp, t.ToPeerPackets.Load())

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func TestBatchRoundTrip(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := w.Flush(); err != nil || w.Pending() != 0 {
+			if dropped, err := w.Flush(); err != nil || dropped != 0 || w.Pending() != 0 {
 				t.Fatalf("flush: %v, pending %d", err, w.Pending())
 			}
 			r, err := NewReader(dst, 3, 64, 4)
@@ -74,7 +75,7 @@ func TestMappedDestinationOnDualStackSocket(t *testing.T) {
 	defer dst.Close()
 	w, _ := NewWriter(src, 2)
 	_ = w.Add([]byte("hi"), dst.LocalAddr().(*net.UDPAddr).AddrPort())
-	if err := w.Flush(); err != nil {
+	if _, err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	buf := make([]byte, 16)
@@ -116,7 +117,7 @@ func TestNoAllocations(t *testing.T) {
 		for i := 0; i < 8; i++ {
 			_ = w.Add(payload, to)
 		}
-		_ = w.Flush()
+		_, _ = w.Flush()
 		for i := 0; i < 8; i++ {
 			if _, _, _, err := r.Next(); err != nil {
 				t.Fatal(err)
@@ -125,5 +126,26 @@ func TestNoAllocations(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per batch", allocs)
+	}
+}
+
+// TestFlushCountsRefusedDatagrams: a datagram the kernel refuses (port 0)
+// is dropped and counted; the rest of the batch still goes out.
+func TestFlushCountsRefusedDatagrams(t *testing.T) {
+	src, dst := pair(t, "udp4", "127.0.0.1")
+	w, err := NewWriter(src, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Add([]byte("lost"), netip.MustParseAddrPort("127.0.0.1:0"))
+	_ = w.Add([]byte("kept"), dst.LocalAddr().(*net.UDPAddr).AddrPort())
+	dropped, err := w.Flush()
+	if dropped != 1 || err == nil {
+		t.Fatalf("Flush: %d dropped, %v; want 1 and the kernel's error", dropped, err)
+	}
+	buf := make([]byte, 16)
+	_ = dst.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if n, err := dst.Read(buf); err != nil || string(buf[:n]) != "kept" {
+		t.Fatalf("got %q, %v", buf[:n], err)
 	}
 }

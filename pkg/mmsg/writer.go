@@ -21,6 +21,7 @@ type Writer struct {
 	n     int
 
 	from, sent, errno int
+	dropped           int                   // since the last Flush returned
 	send              func(fd uintptr) bool // bound once: a fresh closure per call would allocate
 }
 
@@ -45,7 +46,9 @@ func NewWriter(conn *net.UDPConn, batch int) (*Writer, error) {
 // Hot path: no allocation.
 func (w *Writer) Add(b []byte, to netip.AddrPort) error {
 	if w.n == len(w.hdrs) {
-		if err := w.Flush(); err != nil {
+		dropped, err := w.Flush()
+		w.dropped += dropped
+		if err != nil {
 			return err
 		}
 	}
@@ -65,28 +68,31 @@ func (w *Writer) Add(b []byte, to netip.AddrPort) error {
 // Pending reports how many datagrams wait for Flush.
 func (w *Writer) Pending() int { return w.n }
 
-// Flush sends every queued datagram. Datagrams the kernel refuses (a full
-// buffer, an unreachable destination) are dropped, as a lone sendto would
-// lose them; the error reports the first failure.
-func (w *Writer) Flush() error {
-	var first error
+// Flush sends every queued datagram and reports how many were dropped
+// since the last Flush (Add flushes a full batch itself). Datagrams the
+// kernel refuses (an unreachable destination, an error) are dropped, as a
+// lone sendto would lose them; the error reports the first failure.
+func (w *Writer) Flush() (dropped int, err error) {
+	dropped, w.dropped = w.dropped, 0
 	for w.from = 0; w.from < w.n; {
 		w.sent, w.errno = 0, 0
-		if err := w.rc.Write(w.send); err != nil {
+		if werr := w.rc.Write(w.send); werr != nil {
+			dropped += w.n - w.from
 			w.n = 0
-			return err
+			return dropped, werr
 		}
 		if w.errno != 0 {
-			if first == nil {
-				first = fmt.Errorf("sendmmsg: %w", syscall.Errno(w.errno))
+			if err == nil {
+				err = fmt.Errorf("sendmmsg: %w", syscall.Errno(w.errno))
 			}
+			dropped++
 			w.from++ // skip the datagram the kernel refused
 			continue
 		}
 		w.from += w.sent
 	}
 	w.n = 0
-	return first
+	return dropped, err
 }
 
 // sendmmsg is the RawConn callback for w.hdrs[w.from:w.n]: false means

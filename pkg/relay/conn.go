@@ -2,6 +2,7 @@ package relay
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -170,8 +171,11 @@ func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
 		err = mmsg.SendTo(int(c.fd), payload, peer, c.key.v6)
 	}
 	c.fdMu.RUnlock()
-	if err == nil {
+	switch {
+	case err == nil:
 		c.tally.toPeer(c.gen.opts.Counters, len(payload))
+	case !errors.Is(err, net.ErrClosed):
+		c.gen.opts.Counters.DroppedToPeer.Add(1)
 	}
 }
 

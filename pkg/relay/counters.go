@@ -13,6 +13,13 @@ type Counters struct {
 	ToPeerBytes     atomic.Uint64
 	FromPeerPackets atomic.Uint64
 	FromPeerBytes   atomic.Uint64
+
+	// DroppedToPeer and DroppedToClient count datagrams the fast path
+	// could not pass on: a full socket buffer, a send error, or a TCP
+	// client's connection busy or full (a downlink loop never waits for
+	// one client). Counted as they happen: they are rare.
+	DroppedToPeer   atomic.Uint64
+	DroppedToClient atomic.Uint64
 }
 
 // tallyBatch is how many packets a socket counts before publishing.

@@ -169,7 +169,9 @@ func (d *downlink) readSocket(c *Conn) {
 			// or full), never waited for — one slow client must not stall
 			// the loop's other sockets. Media over a backed-up TCP
 			// connection is late anyway.
-			cp.try.TryWrite(frame)
+			if !cp.try.TryWrite(frame) {
+				c.gen.opts.Counters.DroppedToClient.Add(1)
+			}
 		case cp.stream != nil:
 			_, _ = cp.stream.Write(frame) // not reached: stream loops get tryWriters
 		default:
@@ -200,9 +202,11 @@ func (d *downlink) lane(sock *net.UDPConn) *mmsg.Writer {
 func (d *downlink) flush() {
 	for _, l := range d.lanes {
 		if l.w.Pending() > 0 {
-			// Like a lone sendto, a batch the kernel refuses is lost: UDP
-			// promises no better, and the peer's next datagram follows.
-			_ = l.w.Flush()
+			// Like a lone sendto, a datagram the kernel refuses is lost:
+			// UDP promises no better, and the peer's next one follows.
+			if dropped, _ := l.w.Flush(); dropped > 0 {
+				d.gen.opts.Counters.DroppedToClient.Add(uint64(dropped))
+			}
 		}
 	}
 	d.used = 0

@@ -302,3 +302,22 @@ func TestSendToForbiddenPeerIsDropped(t *testing.T) {
 }
 
 var peerForFuzz = &net.UDPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 5000}
+
+// TestUplinkCountsDroppedDatagrams: a datagram the kernel refuses on the
+// uplink is counted as dropped, not as relayed.
+func TestUplinkCountsDroppedDatagrams(t *testing.T) {
+	r := newFastPathRig(t)
+	portZero := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 0}
+	if err := r.gen.BindChannel(relayAddrOf(r), portZero, 0x4002, false); err != nil {
+		t.Fatal(err)
+	}
+	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
+	if !r.gen.RelayChannelData(channelData(0x4002, []byte("x")), clientAP) {
+		t.Fatal("bound channel not taken")
+	}
+	r.relay.tally.flush(r.gen.Counters())
+	c := r.gen.Counters()
+	if c.DroppedToPeer.Load() != 1 || c.ToPeerPackets.Load() != 0 {
+		t.Fatalf("dropped %d, relayed %d; want 1 and 0", c.DroppedToPeer.Load(), c.ToPeerPackets.Load())
+	}
+}
