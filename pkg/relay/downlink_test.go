@@ -2,6 +2,7 @@ package relay
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -223,5 +224,21 @@ func TestDownlinkStreamClient(t *testing.T) {
 	_ = client.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.ReadFull(client, got); err != nil || string(got) != string(want) {
 		t.Fatalf("client read % x (%v), want % x", got, err, want)
+	}
+}
+
+// TestLoopRelayNeedsAWriter: a loop-served relay of a TCP client attached
+// without a writer is an error the server logs, not a silent dead relay.
+func TestLoopRelayNeedsAWriter(t *testing.T) {
+	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
+	t.Cleanup(g.Close)
+	pc, relayAddr, err := g.AllocateStreamPacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	err = g.AttachClient(relayAddr, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5000}, nil)
+	if !errors.Is(err, ErrNoClientWriter) {
+		t.Fatalf("AttachClient without a writer: %v, want ErrNoClientWriter", err)
 	}
 }

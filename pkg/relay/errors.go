@@ -9,4 +9,7 @@ var (
 	ErrNoAddressForFamily = errors.New("no relay address of the requested family")
 	// ErrNotTracked means a relay address does not belong to a live relay socket.
 	ErrNotTracked = errors.New("relay socket not found")
+	// ErrNoClientWriter means a relay served by a downlink loop was not given
+	// a way to reach its client, so nothing from its peers would arrive.
+	ErrNoClientWriter = errors.New("no writer for the client of a loop-served relay")
 )

@@ -339,6 +339,9 @@ func (g *Generator) AttachClient(relayAddr, client net.Addr, stream io.Writer) e
 		cp = &clientPath{sock: cc.lane, addr: a.AddrPort()}
 	case *net.TCPAddr:
 		if stream == nil {
+			if cc.loop != nil {
+				return fmt.Errorf("attach client %v: %w", client, ErrNoClientWriter)
+			}
 			return nil
 		}
 		cp = &clientPath{stream: stream, addr: a.AddrPort()}
