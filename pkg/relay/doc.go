@@ -1,7 +1,12 @@
-// Package relay creates the peer-facing relay sockets of TURN allocations:
+// Package relay creates the peer-facing relay sockets of TURN allocations —
 // bound to the configured relay address, inside the configured port range,
-// advertising the external address, with DONT-FRAGMENT applied on request,
-// and counting the packets and bytes relayed through them.
+// advertising the external address, with DONT-FRAGMENT applied on request —
+// and relays data through them without pion: ChannelData and Send/Data
+// indications both ways (uplink.go, conn.go), the peer → client direction
+// in a few epoll loops over many relay sockets (downlink.go). pion still
+// owns the control protocol; the server mirrors its permissions and
+// channels in here, so expiry applies to the fast path too. It counts the
+// packets and bytes relayed, and those it had to drop.
 //
 // It implements pion/turn's RelayAddressGenerator. It knows nothing about
 // credentials, drains, HTTP or Prometheus.
