@@ -14,6 +14,7 @@ import (
 
 	"github.com/pion/transport/v5/reuseport"
 	"github.com/pion/turn/v5"
+
 	"github.com/turnd/turnd/pkg/mmsg"
 )
 
@@ -46,7 +47,7 @@ type Generator struct {
 	byClient clientTable
 
 	loopsOnce sync.Once
-	loops     []*downlink // one per CPU, started with the first UDP client
+	loops     []*downlink // one per two CPUs, started with the first allocation they serve
 	loopsErr  error
 	nextLoop  atomic.Uint32
 }
@@ -144,8 +145,9 @@ func (g *Generator) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.Pa
 }
 
 // AllocatePacketConnFor is AllocatePacketConn for an allocation arriving on
-// the client-facing UDP socket lane, which the downlink fast path answers
-// through (nil for TCP and TLS clients, which pion serves).
+// the client-facing UDP socket lane: a downlink loop reads its relay socket
+// and answers the client through the lane. A nil lane leaves the downlink to
+// pion's read loop (and Conn.ReadFrom's fast path), as for TLS clients.
 func (g *Generator) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane *net.UDPConn) (net.PacketConn, net.Addr, error) {
 	return g.allocatePacketConn(conf, lane, lane != nil)
 }
@@ -216,8 +218,8 @@ func descriptor(conn *net.UDPConn) (int32, error) {
 	return fd, nil
 }
 
-// watch hands the relay socket of a UDP client's allocation to a downlink
-// loop, round robin.
+// watch hands the relay socket of a UDP or plain TCP client's allocation to
+// a downlink loop, round robin.
 func (g *Generator) watch(c *Conn) error {
 	g.loopsOnce.Do(func() {
 		for range downlinkLoops(runtime.GOMAXPROCS(0)) {
