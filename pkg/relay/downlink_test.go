@@ -242,3 +242,78 @@ func TestLoopRelayNeedsAWriter(t *testing.T) {
 		t.Fatalf("AttachClient without a writer: %v, want ErrNoClientWriter", err)
 	}
 }
+
+// streamClient is a plain TCP client of a loop-served allocation, as the
+// server wires one: the server side of the connection wrapped in mmsg.Raw.
+type streamClient struct {
+	conn  *net.TCPConn // the client's end
+	relay net.PacketConn
+	peer  *net.UDPConn
+}
+
+func newStreamClient(t *testing.T, g *Generator, ln *net.TCPListener) streamClient {
+	t.Helper()
+	client, err := net.DialTCP("tcp4", nil, ln.Addr().(*net.TCPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := ln.AcceptTCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close(); server.Close() })
+	stream, err := mmsg.NewRaw(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, relayAddr, err := g.AllocateStreamPacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	peer := listenLoopback(t, "udp4", "127.0.0.1")
+	if err := g.AttachClient(relayAddr, server.RemoteAddr(), stream); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.BindChannel(relayAddr, peer.LocalAddr(), 0x4001, false); err != nil {
+		t.Fatal(err)
+	}
+	return streamClient{conn: client, relay: pc, peer: peer}
+}
+
+// TestDownlinkSlowStreamClientStallsNobody: a TCP client that stops reading
+// fills its connection; its loop drops what does not fit (and counts it)
+// instead of waiting, so another client of the same loop is still served.
+func TestDownlinkSlowStreamClientStallsNobody(t *testing.T) {
+	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
+	t.Cleanup(g.Close)
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	slow := newStreamClient(t, g, ln)
+	_ = slow.conn.SetReadBuffer(4096) // never read below: its buffers fill fast
+	// Every allocation of this generator shares one loop when there is one
+	// per two CPUs; with more, the slow client still must not stall its own.
+	payload := make([]byte, 1200)
+	for i := 0; g.Counters().DroppedToClient.Load() == 0; i++ {
+		if i == 100000 {
+			t.Fatal("no drop after 100 000 datagrams to a client that never reads")
+		}
+		if _, err := slow.peer.WriteTo(payload, slow.relay.LocalAddr()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fast := newStreamClient(t, g, ln)
+	if _, err := fast.peer.WriteTo([]byte("hi"), fast.relay.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	want := channelData(0x4001, []byte("hi\x00\x00"))
+	binary.BigEndian.PutUint16(want[2:], 2)
+	got := make([]byte, len(want))
+	_ = fast.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(fast.conn, got); err != nil || string(got) != string(want) {
+		t.Fatalf("the other client read % x (%v), want % x", got, err, want)
+	}
+}
