@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/stun/v4"
 	"github.com/pion/turn/v5"
 
 	"github.com/turnd/turnd/pkg/mmsg"
@@ -224,6 +225,31 @@ func TestDownlinkStreamClient(t *testing.T) {
 	_ = client.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.ReadFull(client, got); err != nil || string(got) != string(want) {
 		t.Fatalf("client read % x (%v), want % x", got, err, want)
+	}
+
+	// A peer with a permission but no channel: a Data indication, whose
+	// STUN length keeps the stream framed (padded, a multiple of 4).
+	other := listenLoopback(t, "udp4", "127.0.0.2")
+	if err := g.Permit(relayAddr, net.IPv4(127, 0, 0, 2), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.WriteTo([]byte("odd"), pc.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 20)
+	if _, err := io.ReadFull(client, head); err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, binary.BigEndian.Uint16(head[2:]))
+	if _, err := io.ReadFull(client, body); err != nil {
+		t.Fatal(err)
+	}
+	msg := &stun.Message{Raw: append(head, body...)}
+	err = msg.Decode()
+	data, _ := msg.Get(stun.AttrData)
+	if err != nil || msg.Type != stun.NewType(stun.MethodData, stun.ClassIndication) ||
+		len(msg.Raw)%4 != 0 || string(data) != "odd" {
+		t.Fatalf("client read % x (%v), want a padded Data indication carrying \"odd\"", msg.Raw, err)
 	}
 }
 
