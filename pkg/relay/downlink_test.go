@@ -177,41 +177,11 @@ func BenchmarkDownlinkChannelData(b *testing.B) {
 // too, framed for a stream (ChannelData padded to 4 bytes, RFC 8656 §12.5),
 // written whole through the connection's try-writer.
 func TestDownlinkStreamClient(t *testing.T) {
-	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
-	t.Cleanup(g.Close)
-	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.DialTCP("tcp4", nil, ln.Addr().(*net.TCPAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.AcceptTCP()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
-	stream, err := mmsg.NewRaw(server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, relayAddr, err := g.AllocateStreamPacketConn(turn.AllocateListenerConfig{Network: "udp4"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
+	g, ln := newStreamRig(t)
+	sc := newStreamClient(t, g, ln)
+	client, pc, peer, relayAddr := sc.conn, sc.relay, sc.peer, sc.relay.LocalAddr()
 	if pc.(*Conn).loop == nil {
 		t.Fatal("a TCP client's relay is not served by a downlink loop")
-	}
-	peer := listenLoopback(t, "udp4", "127.0.0.1")
-	if err := g.AttachClient(relayAddr, server.RemoteAddr(), stream); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.BindChannel(relayAddr, peer.LocalAddr(), 0x4001, false); err != nil {
-		t.Fatal(err)
 	}
 	for _, m := range []string{"abc", "defgh"} {
 		if _, err := peer.WriteTo([]byte(m), pc.LocalAddr()); err != nil {
@@ -245,7 +215,7 @@ func TestDownlinkStreamClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg := &stun.Message{Raw: append(head, body...)}
-	err = msg.Decode()
+	err := msg.Decode()
 	data, _ := msg.Get(stun.AttrData)
 	if err != nil || msg.Type != stun.NewType(stun.MethodData, stun.ClassIndication) ||
 		len(msg.Raw)%4 != 0 || string(data) != "odd" {
@@ -267,6 +237,19 @@ func TestLoopRelayNeedsAWriter(t *testing.T) {
 	if !errors.Is(err, ErrNoClientWriter) {
 		t.Fatalf("AttachClient without a writer: %v, want ErrNoClientWriter", err)
 	}
+}
+
+// newStreamRig returns a generator and a TCP listener for stream clients.
+func newStreamRig(t *testing.T) (*Generator, *net.TCPListener) {
+	t.Helper()
+	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
+	t.Cleanup(g.Close)
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return g, ln
 }
 
 // streamClient is a plain TCP client of a loop-served allocation, as the
@@ -311,13 +294,7 @@ func newStreamClient(t *testing.T, g *Generator, ln *net.TCPListener) streamClie
 // fills its connection; its loop drops what does not fit (and counts it)
 // instead of waiting, so another client of the same loop is still served.
 func TestDownlinkSlowStreamClientStallsNobody(t *testing.T) {
-	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
-	t.Cleanup(g.Close)
-	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	g, ln := newStreamRig(t)
 	slow := newStreamClient(t, g, ln)
 	_ = slow.conn.SetReadBuffer(4096) // never read below: its buffers fill fast
 	// Every allocation of this generator shares one loop when there is one
