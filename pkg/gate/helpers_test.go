@@ -12,6 +12,7 @@ import (
 
 	"github.com/turnd/turnd/pkg/auth"
 	"github.com/turnd/turnd/pkg/gate"
+	"github.com/turnd/turnd/pkg/mmsg"
 )
 
 // Credentials of the one static user most tests sign with.
@@ -254,7 +255,12 @@ func mustPass(tb testing.TB, g *gate.Gate, pkt []byte) {
 // mustPacketConn is gate.PacketConn or a failed test.
 func mustPacketConn(tb testing.TB, inner *net.UDPConn, g *gate.Gate, hint *gate.PortHint, fast gate.FastPath) net.PacketConn {
 	tb.Helper()
-	pc, err := gate.PacketConn(inner, g, hint, fast)
+	sock, err := mmsg.Adopt(inner)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { sock.Close() })
+	pc, err := gate.PacketConn(sock, g, hint, fast)
 	if err != nil {
 		tb.Fatal(err)
 	}

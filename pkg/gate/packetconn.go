@@ -17,7 +17,7 @@ type FastPath func(pkt []byte, client netip.AddrPort) bool
 // port of a reservation token for the packet being handled; give the same
 // hint to the relay generator of this socket's pion configuration. fast, if
 // not nil, is offered every packet first.
-func PacketConn(inner *net.UDPConn, g *Gate, hint *PortHint, fast FastPath) (net.PacketConn, error) {
+func PacketConn(inner *mmsg.Socket, g *Gate, hint *PortHint, fast FastPath) (net.PacketConn, error) {
 	if hint == nil {
 		hint = new(PortHint)
 	}
@@ -25,7 +25,7 @@ func PacketConn(inner *net.UDPConn, g *Gate, hint *PortHint, fast FastPath) (net
 	if err != nil {
 		return nil, err
 	}
-	return &packetConn{UDPConn: inner, g: g, hint: hint, fast: fast, batch: batch}, nil
+	return &packetConn{Socket: inner, g: g, hint: hint, fast: fast, batch: batch}, nil
 }
 
 // readBatch is how many datagrams one recvmmsg may bring in: under load the
@@ -37,7 +37,7 @@ const (
 )
 
 type packetConn struct {
-	*net.UDPConn
+	*mmsg.Socket
 	g     *Gate
 	hint  *PortHint
 	fast  FastPath
@@ -87,7 +87,7 @@ func (c *packetConn) handle(pkt []byte, from netip.AddrPort) (out []byte, addr n
 		return nil, nil, Answered, 0
 	}
 	addr = net.UDPAddrFromAddrPort(from)
-	out, v, port = c.g.inspect(pkt, addr, c.UDPConn.LocalAddr(), c.UDPConn)
+	out, v, port = c.g.inspect(pkt, addr, c.Socket.LocalAddr(), c.Socket)
 	return out, addr, v, port
 }
 
@@ -96,5 +96,5 @@ func (c *packetConn) handle(pkt []byte, from netip.AddrPort) (out []byte, addr n
 // Hot path: one call per datagram pion sends a client; a two-byte look.
 func (c *packetConn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	c.g.noteResponse(p)
-	return c.UDPConn.WriteTo(p, addr)
+	return c.Socket.WriteTo(p, addr)
 }

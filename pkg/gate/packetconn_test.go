@@ -121,13 +121,26 @@ func TestPacketConnVerdicts(t *testing.T) {
 }
 
 // TestPacketConnReadError checks that socket errors reach pion (its read
-// loop ends on them).
+// loop ends on them), and that Close wakes a read waiting for a datagram
+// (pion's shutdown).
 func TestPacketConnReadError(t *testing.T) {
-	server := listenUDP(t)
-	pc := mustPacketConn(t, server, gate.New(strictPolicy(), gate.Hooks{}), nil, nil)
-	_ = server.Close()
+	pc := mustPacketConn(t, listenUDP(t), gate.New(strictPolicy(), gate.Hooks{}), nil, nil)
+	errc := make(chan error, 1)
+	go func() {
+		_, _, err := pc.ReadFrom(make([]byte, 1600))
+		errc <- err
+	}()
+	_ = pc.Close()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("ReadFrom on a closed socket returned no error")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end a waiting ReadFrom")
+	}
 	if _, _, err := pc.ReadFrom(make([]byte, 1600)); err == nil {
-		t.Fatal("ReadFrom on a closed socket returned no error")
+		t.Fatal("ReadFrom after Close returned no error")
 	}
 }
 

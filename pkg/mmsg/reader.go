@@ -2,7 +2,6 @@ package mmsg
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"syscall"
 	"unsafe"
@@ -28,7 +27,7 @@ type Reader struct {
 // NewReader reads up to batch datagrams per system call, each into a
 // buffer of size bytes at offset off (room the caller may use in front of
 // the payload, e.g. for a header).
-func NewReader(conn *net.UDPConn, batch, size, off int) (*Reader, error) {
+func NewReader(conn UDPConn, batch, size, off int) (*Reader, error) {
 	rc, err := conn.SyscallConn()
 	if err != nil {
 		return nil, fmt.Errorf("batch reader: %w", err)

@@ -26,7 +26,7 @@ type Writer struct {
 }
 
 // NewWriter batches up to batch datagrams per system call on conn.
-func NewWriter(conn *net.UDPConn, batch int) (*Writer, error) {
+func NewWriter(conn UDPConn, batch int) (*Writer, error) {
 	rc, err := conn.SyscallConn()
 	if err != nil {
 		return nil, fmt.Errorf("batch writer: %w", err)

@@ -20,18 +20,18 @@ import (
 // without a heap allocation — in a downlink loop for UDP and plain TCP
 // clients, in pion's read loop (ReadFrom) for TLS clients.
 type Conn struct {
-	*net.UDPConn
-	gen    *Generator
-	key    liveKey
-	lane   *net.UDPConn                 // the client-facing socket of the allocation's lane; nil for stream clients
-	client atomic.Pointer[clientPath]   // set once the allocation's client is known
-	chans  atomic.Pointer[[]channel]    // copy-on-write: a handful of channels per allocation
-	perms  atomic.Pointer[[]netip.Addr] // copy-on-write: peers with a permission (unmapped)
-	bindMu sync.Mutex                   // serialises writers of chans and perms
-	txids  *rand.PCG                    // Data indication transaction IDs; the downlink loop's alone
-	head   int                          // bytes in front of the payload when reading: the larger header
-	tally  tally
-	once   sync.Once
+	*mmsg.Socket // out of the runtime's poller: see mmsg.Socket
+	gen          *Generator
+	key          liveKey
+	lane         *mmsg.Socket                 // the client-facing socket of the allocation's lane; nil for stream clients
+	client       atomic.Pointer[clientPath]   // set once the allocation's client is known
+	chans        atomic.Pointer[[]channel]    // copy-on-write: a handful of channels per allocation
+	perms        atomic.Pointer[[]netip.Addr] // copy-on-write: peers with a permission (unmapped)
+	bindMu       sync.Mutex                   // serialises writers of chans and perms
+	txids        *rand.PCG                    // Data indication transaction IDs; the downlink loop's alone
+	head         int                          // bytes in front of the payload when reading: the larger header
+	tally        tally
+	once         sync.Once
 
 	// For a UDP or plain TCP client, a downlink loop reads the socket (see downlink.go)
 	// and pion's read loop waits in ReadFrom until done is closed.
@@ -47,7 +47,7 @@ type Conn struct {
 // clientPath is where the downlink goes: the client's address via the lane
 // socket, or the client's TCP/TLS connection.
 type clientPath struct {
-	sock   *net.UDPConn
+	sock   *mmsg.Socket
 	stream io.Writer // set for stream clients; Write must be safe for concurrent use (net.Conn is)
 	try    tryWriter // stream, when it can write without waiting (downlink loops use it)
 	addr   netip.AddrPort
@@ -92,7 +92,7 @@ func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
 	}
 	for {
 		if len(p) <= c.head+4 {
-			return c.UDPConn.ReadFrom(p)
+			return c.Socket.ReadFrom(p)
 		}
 		n, from, err := c.raw.RecvFrom(p[c.head : len(p)-3])
 		if err != nil {
@@ -152,7 +152,7 @@ func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool)
 // WriteTo is pion's uplink path (Send indications, and ChannelData the
 // fast path did not take).
 func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
-	n, err := c.UDPConn.WriteTo(p, addr)
+	n, err := c.Socket.WriteTo(p, addr)
 	if err == nil {
 		c.tally.toPeer(c.gen.opts.Counters, n)
 	}
@@ -253,7 +253,7 @@ func (c *Conn) Close() error {
 	if c.loop != nil {
 		c.loop.remove(c) // before the descriptor closes and its number is reused
 	}
-	err := c.UDPConn.Close()
+	err := c.Socket.Close()
 	c.once.Do(func() {
 		if c.done != nil {
 			close(c.done)

@@ -5,13 +5,15 @@ import (
 	"net"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/turnd/turnd/pkg/mmsg"
 )
 
 // setDontFragment makes the kernel send every datagram of conn with the IP
 // DF bit set (IPv4) or never fragment it locally (IPv6), as RFC 8656 §7.2
 // asks when a client sends DONT-FRAGMENT: an oversized datagram then fails
 // instead of being fragmented.
-func setDontFragment(conn *net.UDPConn) error {
+func setDontFragment(conn mmsg.UDPConn) error {
 	raw, err := conn.SyscallConn()
 	if err != nil {
 		return fmt.Errorf("access relay socket: %w", err)
@@ -38,7 +40,7 @@ func setDontFragment(conn *net.UDPConn) error {
 }
 
 // dontFragmentSet reports whether conn sends with DF (used by tests).
-func dontFragmentSet(conn *net.UDPConn) (bool, error) {
+func dontFragmentSet(conn mmsg.UDPConn) (bool, error) {
 	raw, err := conn.SyscallConn()
 	if err != nil {
 		return false, err

@@ -76,7 +76,7 @@ type downlink struct {
 }
 
 type laneBatch struct {
-	sock *net.UDPConn
+	sock *mmsg.Socket
 	w    *mmsg.Writer
 }
 
@@ -184,7 +184,7 @@ func (d *downlink) readSocket(c *Conn) {
 }
 
 // lane returns the batch of the lane socket sock.
-func (d *downlink) lane(sock *net.UDPConn) *mmsg.Writer {
+func (d *downlink) lane(sock *mmsg.Socket) *mmsg.Writer {
 	for _, l := range d.lanes {
 		if l.sock == sock {
 			return l.w

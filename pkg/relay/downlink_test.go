@@ -26,6 +26,17 @@ func listenLoopback(t *testing.T, network, ip string) *net.UDPConn {
 	return c
 }
 
+// listenLane is a client-facing socket as the server makes one.
+func listenLane(t *testing.T, network, ip string) *mmsg.Socket {
+	t.Helper()
+	s, err := mmsg.Adopt(listenLoopback(t, network, ip))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // TestDownlinkManySocketsAndLanes: the loops serve many relay sockets at
 // once, each answering through its own lane, IPv4 and IPv6, and every
 // datagram reaches its own client as ChannelData with the right number.
@@ -40,7 +51,7 @@ func TestDownlinkManySocketsAndLanes(t *testing.T) {
 	}
 	var allocs []alloc
 	for _, fam := range []struct{ network, ip string }{{"udp4", "127.0.0.1"}, {"udp6", "::1"}} {
-		lanes := []*net.UDPConn{listenLoopback(t, fam.network, fam.ip), listenLoopback(t, fam.network, fam.ip)}
+		lanes := []*mmsg.Socket{listenLane(t, fam.network, fam.ip), listenLane(t, fam.network, fam.ip)}
 		for i := 0; i < 12; i++ {
 			pc, relayAddr, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: fam.network}, lanes[i%2])
 			if err != nil {
@@ -86,7 +97,7 @@ func TestDownlinkManySocketsAndLanes(t *testing.T) {
 func TestDownlinkForgetsClosedSockets(t *testing.T) {
 	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
 	t.Cleanup(g.Close)
-	lane := listenLoopback(t, "udp4", "127.0.0.1")
+	lane := listenLane(t, "udp4", "127.0.0.1")
 	peer := listenLoopback(t, "udp4", "127.0.0.1")
 	open := func(client *net.UDPConn) *Conn {
 		pc, relayAddr, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, lane)
@@ -131,7 +142,7 @@ func TestDownlinkForgetsClosedSockets(t *testing.T) {
 func TestGeneratorCloseEndsLoops(t *testing.T) {
 	before := runtime.NumGoroutine()
 	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
-	pc, _, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, listenLoopback(t, "udp4", "127.0.0.1"))
+	pc, _, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, listenLane(t, "udp4", "127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +158,7 @@ func TestGeneratorCloseEndsLoops(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
-	if _, _, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, listenLoopback(t, "udp4", "127.0.0.1")); err == nil {
+	if _, _, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, listenLane(t, "udp4", "127.0.0.1")); err == nil {
 		t.Fatal("a closed generator handed out a relay for a UDP client")
 	}
 }

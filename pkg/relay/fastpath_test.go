@@ -10,6 +10,8 @@ import (
 
 	"github.com/pion/stun/v4"
 	"github.com/pion/turn/v5"
+
+	"github.com/turnd/turnd/pkg/mmsg"
 )
 
 // fastPathRig is one UDP allocation wired as the server wires it: a lane
@@ -18,7 +20,7 @@ import (
 type fastPathRig struct {
 	gen    *Generator
 	relay  *Conn
-	lane   *net.UDPConn // turnd's client-facing socket
+	lane   *mmsg.Socket // turnd's client-facing socket
 	client *net.UDPConn // the TURN client
 	peer   *net.UDPConn // the peer the channel points at
 }
@@ -33,7 +35,12 @@ func newFastPathRig(t testing.TB) *fastPathRig {
 		t.Cleanup(func() { c.Close() })
 		return c
 	}
-	r := &fastPathRig{lane: listen(), client: listen(), peer: listen()}
+	lane, err := mmsg.Adopt(listen())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lane.Close() })
+	r := &fastPathRig{lane: lane, client: listen(), peer: listen()}
 	lo, hi := 20000, 40000
 	r.gen = New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: lo, MaxPort: hi})
 	t.Cleanup(r.gen.Close)

@@ -148,7 +148,7 @@ func (g *Generator) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.Pa
 // the client-facing UDP socket lane: a downlink loop reads its relay socket
 // and answers the client through the lane. A nil lane leaves the downlink to
 // pion's read loop (and Conn.ReadFrom's fast path), as for TLS clients.
-func (g *Generator) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane *net.UDPConn) (net.PacketConn, net.Addr, error) {
+func (g *Generator) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
 	return g.allocatePacketConn(conf, lane, lane != nil)
 }
 
@@ -160,18 +160,18 @@ func (g *Generator) AllocateStreamPacketConn(conf turn.AllocateListenerConfig) (
 	return g.allocatePacketConn(conf, nil, true)
 }
 
-func (g *Generator) allocatePacketConn(conf turn.AllocateListenerConfig, lane *net.UDPConn, loop bool) (net.PacketConn, net.Addr, error) {
+func (g *Generator) allocatePacketConn(conf turn.AllocateListenerConfig, lane *mmsg.Socket, loop bool) (net.PacketConn, net.Addr, error) {
 	bind, external, v6, err := g.family(conf.Network)
 	if err != nil {
 		return nil, nil, err
 	}
-	var conn *net.UDPConn
+	var conn *mmsg.Socket
 	if conf.RequestedPort != 0 {
 		conn = g.takeHeld(liveKey{v6: v6, port: conf.RequestedPort})
 	}
 	if conn == nil {
 		err = g.eachPort(conf.RequestedPort, v6, func(port int) error {
-			c, lerr := net.ListenUDP(conf.Network, &net.UDPAddr{IP: bind, Port: port})
+			c, lerr := listenRelay(conf.Network, bind, port)
 			conn = c
 			return lerr
 		})
@@ -180,16 +180,13 @@ func (g *Generator) allocatePacketConn(conf turn.AllocateListenerConfig, lane *n
 		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 	}
 	port := conn.LocalAddr().(*net.UDPAddr).Port
-	cc := &Conn{UDPConn: conn, gen: g, key: liveKey{v6: v6, port: port}, lane: lane,
+	cc := &Conn{Socket: conn, gen: g, key: liveKey{v6: v6, port: port}, lane: lane,
 		txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: dataIndicationHead4}
 	if v6 {
 		cc.head = dataIndicationHead6
 	}
-	cc.raw, err = mmsg.NewRaw(conn)
-	if err == nil {
-		cc.fd, err = descriptor(conn)
-	}
-	if err != nil {
+	cc.fd = int32(conn.Fd())
+	if cc.raw, err = mmsg.NewRaw(conn); err != nil {
 		_ = conn.Close()
 		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 	}
@@ -205,17 +202,10 @@ func (g *Generator) allocatePacketConn(conf turn.AllocateListenerConfig, lane *n
 	return cc, &net.UDPAddr{IP: external, Port: port}, nil
 }
 
-// descriptor returns conn's file descriptor; it stays valid until conn closes.
-func descriptor(conn *net.UDPConn) (int32, error) {
-	rc, err := conn.SyscallConn()
-	if err != nil {
-		return 0, fmt.Errorf("relay socket descriptor: %w", err)
-	}
-	var fd int32
-	if err := rc.Control(func(s uintptr) { fd = int32(s) }); err != nil {
-		return 0, fmt.Errorf("relay socket descriptor: %w", err)
-	}
-	return fd, nil
+// listenRelay binds a relay socket on bind:port, outside the runtime's
+// poller (see mmsg.Socket): a downlink loop or pion's read loop reads it.
+func listenRelay(network string, bind net.IP, port int) (*mmsg.Socket, error) {
+	return mmsg.ListenUDP(network, net.JoinHostPort(bind.String(), strconv.Itoa(port)), nil)
 }
 
 // watch hands the relay socket of a UDP or plain TCP client's allocation to
@@ -320,7 +310,7 @@ func (g *Generator) SetDontFragment(relayAddr net.Addr) error {
 	if err != nil {
 		return fmt.Errorf("set don't-fragment: %w", err)
 	}
-	return setDontFragment(cc.UDPConn)
+	return setDontFragment(cc.Socket)
 }
 
 // AttachClient tells the relay advertised as relayAddr who its client is,

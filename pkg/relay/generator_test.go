@@ -76,7 +76,7 @@ func TestAllocateAdvertisesExternalAndCounts(t *testing.T) {
 	if err := g.SetDontFragment(addr); err != nil {
 		t.Fatal(err)
 	}
-	if on, err := dontFragmentSet(conn.(*Conn).UDPConn); err != nil || !on {
+	if on, err := dontFragmentSet(conn.(*Conn).Socket); err != nil || !on {
 		t.Fatalf("DF on=%v err=%v", on, err)
 	}
 	if g.Live() != 1 {

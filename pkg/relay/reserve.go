@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/pion/turn/v5"
+
+	"github.com/turnd/turnd/pkg/mmsg"
 )
 
 // reservationHold is how long the odd port of a reserved pair stays bound
@@ -15,7 +17,7 @@ const reservationHold = 30 * time.Second
 
 // held is the second port of a reserved pair, bound and waiting.
 type held struct {
-	conn  *net.UDPConn
+	conn  *mmsg.Socket
 	timer *time.Timer
 }
 
@@ -23,7 +25,7 @@ type held struct {
 // EVEN-PORT (R bit) and keeps P+1 bound, so the later Allocate presenting
 // the reservation token gets it even if the host is busy (pion alone
 // checks P+1 only by number).
-func (g *Generator) AllocatePairFor(conf turn.AllocateListenerConfig, lane *net.UDPConn) (net.PacketConn, net.Addr, error) {
+func (g *Generator) AllocatePairFor(conf turn.AllocateListenerConfig, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
 	bind, _, v6, err := g.family(conf.Network)
 	if err != nil {
 		return nil, nil, err
@@ -36,7 +38,7 @@ func (g *Generator) AllocatePairFor(conf turn.AllocateListenerConfig, lane *net.
 	start := rand.IntN(pairs)
 	for i := 0; i < pairs; i++ {
 		p := lo + 2*((start+i)%pairs)
-		odd, err := net.ListenUDP(conf.Network, &net.UDPAddr{IP: bind, Port: p + 1})
+		odd, err := listenRelay(conf.Network, bind, p+1)
 		if err != nil {
 			continue
 		}
@@ -65,7 +67,7 @@ func (g *Generator) AllocatePairFor(conf turn.AllocateListenerConfig, lane *net.
 }
 
 // takeHeld hands over the held socket of a reserved port, if there is one.
-func (g *Generator) takeHeld(k liveKey) *net.UDPConn {
+func (g *Generator) takeHeld(k liveKey) *mmsg.Socket {
 	g.mu.Lock()
 	h := g.held[k]
 	delete(g.held, k)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/gate"
+	"github.com/turnd/turnd/pkg/mmsg"
 	"github.com/turnd/turnd/pkg/relay"
 )
 
@@ -156,7 +157,7 @@ func (s *Server) events() turn.EventHandler {
 // socket: relay sockets learn their lane (the fast path answers clients
 // through it), reservation hints are applied, and allocations that could not
 // be served are counted (pion answers those 508).
-func (s *Server) relayGenerator(lane *net.UDPConn, hint *gate.PortHint) turn.RelayAddressGenerator {
+func (s *Server) relayGenerator(lane *mmsg.Socket, hint *gate.PortHint) turn.RelayAddressGenerator {
 	return socketGenerator{Generator: s.relay, obs: s.obs, lane: lane, hint: hint}
 }
 
@@ -169,7 +170,7 @@ func (s *Server) streamGenerator() turn.RelayAddressGenerator {
 type socketGenerator struct {
 	*relay.Generator
 	obs    Observer
-	lane   *net.UDPConn
+	lane   *mmsg.Socket
 	hint   *gate.PortHint
 	stream bool
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/turnd/turnd/pkg/auth"
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/gate"
+	"github.com/turnd/turnd/pkg/mmsg"
 	"github.com/turnd/turnd/pkg/peerfilter"
 	"github.com/turnd/turnd/pkg/relay"
 )
@@ -57,7 +58,7 @@ type Server struct {
 	relay    *relay.Generator
 	turn     *turn.Server
 
-	udp []net.PacketConn
+	udp []*mmsg.Socket
 	tcp []net.Listener // plain TCP listeners
 	tls []net.Listener // TLS listeners
 	// streams are the connections the TCP and TLS listeners accepted.
@@ -184,14 +185,13 @@ func (s *Server) startTURN(cfg config.Config) error {
 		// The hint carries reservation-token ports from this socket's gate
 		// to this socket's relay generator (see gate/reservation.go).
 		hint := new(gate.PortHint)
-		lane := c.(*net.UDPConn)
-		gated, err := gate.PacketConn(lane, s.gate, hint, s.relay.Relay)
+		gated, err := gate.PacketConn(c, s.gate, hint, s.relay.Relay)
 		if err != nil {
 			return err
 		}
 		pcs = append(pcs, turn.PacketConnConfig{
 			PacketConn:            gated,
-			RelayAddressGenerator: s.relayGenerator(lane, hint),
+			RelayAddressGenerator: s.relayGenerator(c, hint),
 			PermissionHandler:     s.permit,
 		})
 	}
