@@ -1,10 +1,12 @@
 // Package mmsg moves batches of UDP datagrams with one system call
 // (recvmmsg, sendmmsg) and without allocating per datagram: every buffer,
 // iovec and socket address is allocated once. Reader and Writer serve one
-// *net.UDPConn through the Go runtime's poller, so waits park the goroutine
-// and deadlines and Close work as for any socket; Ring reads raw descriptors
-// that the caller polls itself (an epoll set over many sockets); SendTo
-// sends one datagram without waiting.
+// socket (a *net.UDPConn or a Socket) and park the goroutine when they must
+// wait, with deadlines and Close working as for any socket; Ring reads raw
+// descriptors that the caller polls itself (an epoll set over many
+// sockets); SendTo sends one datagram without waiting. Socket is a UDP
+// socket kept out of the runtime's poller, which a socket that relays
+// every packet must be (see Socket for why).
 //
 // Every call is a raw, non-blocking system call (see SendTo for why).
 //
