@@ -31,7 +31,7 @@ func reportCapacity(log *slog.Logger, soft uint64, relay config.Relay) {
 	}
 	room := udpAllocationRoom(soft, open)
 	ports := relay.MaxPort - relay.MinPort + 1
-	msg := fmt.Sprintf("open-file limit: room for about %d UDP allocations (a TCP client needs two descriptors)", room)
+	msg := fmt.Sprintf("open-file limit: room for about %d UDP allocations (a TCP client needs two descriptors, a TLS client three)", room)
 	args := []any{"limit", soft, "in_use", open, "udp_allocations", room, "relay_ports", ports}
 	if room < ports {
 		log.Warn(msg+"; this, not the relay port range, caps allocations: raise LimitNOFILE or ulimit -n", args...)

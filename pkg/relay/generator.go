@@ -147,7 +147,9 @@ func (g *Generator) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.Pa
 // AllocatePacketConnFor is AllocatePacketConn for an allocation arriving on
 // the client-facing UDP socket lane: a downlink loop reads its relay socket
 // and answers the client through the lane. A nil lane leaves the downlink to
-// pion's read loop (and Conn.ReadFrom's fast path), as for TLS clients.
+// pion's read loop (and Conn.ReadFrom's fast path), as for TLS clients;
+// such a relay socket is waited on through an epoll set of its own (see
+// mmsg.Socket), one more descriptor per allocation.
 func (g *Generator) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
 	return g.allocatePacketConn(conf, lane, lane != nil)
 }
