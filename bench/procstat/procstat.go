@@ -48,29 +48,72 @@ func Read(pid int) (Sample, error) {
 	return s, nil
 }
 
-// parseStat returns utime+stime from the contents of /proc/PID/stat. The
-// command name (field 2) may contain spaces and parentheses, so fields are
-// counted from the last ')'.
+// UserProcesses returns the CPU time (utime+stime) of every user-space
+// process now running, by PID; kernel threads are left out. A process that
+// exits while the list is read is left out too.
+func UserProcesses() (map[int]time.Duration, error) {
+	dir, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	cpu := make(map[int]time.Duration, len(dir))
+	for _, e := range dir {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue // not a process
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone
+		}
+		t, kthread, err := parseStatFlags(b)
+		if err != nil {
+			return nil, fmt.Errorf("process %d: %w", pid, err)
+		}
+		if !kthread {
+			cpu[pid] = t
+		}
+	}
+	return cpu, nil
+}
+
+// pfKthread is PF_KTHREAD in the flags field of /proc/PID/stat.
+const pfKthread = 0x00200000
+
+// parseStat returns utime+stime from the contents of /proc/PID/stat.
 func parseStat(b []byte) (time.Duration, error) {
+	t, _, err := parseStatFlags(b)
+	return t, err
+}
+
+// parseStatFlags returns utime+stime from the contents of /proc/PID/stat,
+// and whether the process is a kernel thread. The command name (field 2)
+// may contain spaces and parentheses, so fields are counted from the last
+// ')'.
+func parseStatFlags(b []byte) (time.Duration, bool, error) {
 	end := bytes.LastIndexByte(b, ')')
 	if end < 0 {
-		return 0, fmt.Errorf("parse stat: no command name: %w", ErrMalformed)
+		return 0, false, fmt.Errorf("parse stat: no command name: %w", ErrMalformed)
 	}
-	// After ") " come field 3 (state) onwards; utime and stime are fields
-	// 14 and 15, so indexes 11 and 12 here.
+	// After ") " come field 3 (state) onwards; flags is field 9, utime and
+	// stime are fields 14 and 15, so indexes 6, 11 and 12 here.
 	fields := bytes.Fields(b[end+1:])
 	if len(fields) < 13 {
-		return 0, fmt.Errorf("parse stat: %d fields: %w", len(fields), ErrMalformed)
+		return 0, false, fmt.Errorf("parse stat: %d fields: %w", len(fields), ErrMalformed)
+	}
+	flags, err := strconv.ParseUint(string(fields[6]), 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("parse stat flags: %w", err)
 	}
 	var ticks int64
 	for _, f := range fields[11:13] {
 		v, err := strconv.ParseInt(string(f), 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("parse stat: %w", err)
+			return 0, false, fmt.Errorf("parse stat: %w", err)
 		}
 		ticks += v
 	}
-	return time.Duration(ticks) * clockTick, nil
+	return time.Duration(ticks) * clockTick, flags&pfKthread != 0, nil
 }
 
 // statusKB returns the value of a "Key:   123 kB" line of /proc/PID/status.

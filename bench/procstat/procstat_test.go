@@ -3,6 +3,7 @@ package procstat
 import (
 	"errors"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -64,4 +65,34 @@ func TestReadSelf(t *testing.T) {
 	if s.RSSKB <= 0 || s.HWMKB < s.RSSKB {
 		t.Errorf("implausible sample %+v", s)
 	}
+}
+
+// TestUserProcessesSeesSelfNotKernel: this process is listed with its CPU
+// time; a kernel thread (kthreadd is PID 2 where this runs in the root PID
+// namespace) is not.
+func TestUserProcessesSeesSelfNotKernel(t *testing.T) {
+	kthread := false
+	if b, err := os.ReadFile("/proc/2/stat"); err == nil {
+		if _, kthread, err = parseStatFlags(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Burn CPU until the kernel has charged this process at least a tick.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		all, err := UserProcesses()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, listed := all[2]; listed && kthread {
+			t.Fatal("kernel thread PID 2 listed as a user process")
+		}
+		if all[os.Getpid()] > 0 {
+			return
+		}
+		for i := 0; i < 1_000_000; i++ {
+			_ = strconv.Itoa(i)
+		}
+	}
+	t.Fatal("this process never appeared with CPU time")
 }

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -180,6 +181,30 @@ func runOne(ctx context.Context, e *env, sc scenario, kind serverKind, bin, dir 
 	return *best
 }
 
+// otherCPU is the CPU time user processes other than exclude (the server,
+// uclient's echo peer, the runner) used between two listings: processes in
+// both count their growth, processes started since count all of theirs.
+// The load tools have exited by the second listing, so they do not count.
+//
+// Why not machine busy time minus the processes measured: the kernel
+// charges softirq work done on a process's behalf (on loopback, most packet
+// delivery) both to that process and to /proc/stat's softirq time, and
+// per-process times are not tick-sampled like /proc/stat's, so that
+// difference came out several CPU-seconds negative on every row and hid any
+// real disturbance.
+func otherCPU(before, after map[int]time.Duration, exclude ...int) time.Duration {
+	var sum time.Duration
+	for pid, cpu := range after {
+		if slices.Contains(exclude, pid) {
+			continue
+		}
+		if d := cpu - before[pid]; d > 0 {
+			sum += d
+		}
+	}
+	return sum
+}
+
 // attemptOne starts a fresh server, runs the scenario, reads the server's
 // peak RSS and stops it.
 func attemptOne(ctx context.Context, e *env, sc scenario, kind serverKind, bin, dir string) Row {
@@ -192,22 +217,16 @@ func attemptOne(ctx context.Context, e *env, sc scenario, kind serverKind, bin, 
 	}
 	defer srv.stop()
 	m0, _ := readCPUTimes()
-	s0, _ := srv.sample()
-	p0, _ := procstat.Read(e.peer.pid())
-	e.toolCPU = 0
+	o0, _ := procstat.UserProcesses()
 	r0 := time.Now()
 	row, err := sc.run(ctx, e, srv)
 	row.Seconds = time.Since(r0).Seconds()
 	m1, _ := readCPUTimes()
-	s1, _ := srv.sample()
-	p1, _ := procstat.Read(e.peer.pid())
+	o1, _ := procstat.UserProcesses()
 	row.Scenario, row.Server, row.Command = sc.name, kind.name, sc.command
 	row.BusyBeforeCPUs = before
-	// Machine-wide busy time spent neither by the server, nor the load
-	// tools, nor uclient's echo peer, nor in interrupts: other programs.
 	row.IRQCPUSeconds = float64(m1.irq-m0.irq) / userHZ
-	row.OtherCPUSeconds = float64(m1.busy-m0.busy)/userHZ - row.IRQCPUSeconds -
-		(s1.CPU - s0.CPU).Seconds() - e.toolCPU.Seconds() - (p1.CPU - p0.CPU).Seconds()
+	row.OtherCPUSeconds = otherCPU(o0, o1, srv.proc.pid(), e.peer.pid(), os.Getpid()).Seconds()
 	if s, serr := srv.sample(); serr == nil {
 		row.PeakRSSKB = s.HWMKB
 	}

@@ -55,7 +55,7 @@ type Row struct {
 	Seconds          float64   `json:"seconds"`          // wall time of the scenario on this server
 	IRQCPUSeconds    float64   `json:"irq_cpu_s"`        // interrupt time during the row (charged to no process)
 	BusyBeforeCPUs   float64   `json:"busy_before_cpus"` // other work on the machine just before the server started
-	OtherCPUSeconds  float64   `json:"other_cpu_s"`      // machine busy time during the row beyond server and load tools
+	OtherCPUSeconds  float64   `json:"other_cpu_s"`      // CPU of other user processes during the row (see otherCPU)
 	Notes            []string  `json:"notes,omitempty"`
 	Error            string    `json:"error,omitempty"`
 }

@@ -17,9 +17,8 @@ type env struct {
 	peer     *process // turnutils_peer, uclient's echo
 	peerPort int
 	cpus     int
-	log      io.Writer     // progress
-	toolErr  io.Writer     // the tools' stderr
-	toolCPU  time.Duration // CPU of the tools run for the current row
+	log      io.Writer // progress
+	toolErr  io.Writer // the tools' stderr
 }
 
 // scenario runs one load against one server and returns its row (without
@@ -101,7 +100,6 @@ func uclientScenario(name, what string, flags ...string) scenario {
 			}
 			w := &uclientWatcher{sample: s.sample}
 			cpu, runErr := runTool(ctx, 4*time.Minute, e.toolErr, w.consume, argv...)
-			e.toolCPU += cpu
 			res, err := w.result()
 			if err != nil {
 				return Row{}, fmt.Errorf("%w (%w)", err, runErr)

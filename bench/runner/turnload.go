@@ -57,8 +57,7 @@ func runTurnload(ctx context.Context, e *env, s *server, duration time.Duration,
 	argv := append([]string{e.turnload}, args...)
 	argv = append(argv, "--server", s.addr(), "--server-pid", strconv.Itoa(s.pid()), "--json")
 	var out bytes.Buffer
-	cpu, err := runTool(ctx, duration+turnloadTimeout, e.toolErr, func(r io.Reader) { _, _ = out.ReadFrom(r) }, argv...)
-	e.toolCPU += cpu
+	_, err := runTool(ctx, duration+turnloadTimeout, e.toolErr, func(r io.Reader) { _, _ = out.ReadFrom(r) }, argv...)
 	var rep loadReport
 	if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil {
 		if err != nil {
