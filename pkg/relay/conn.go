@@ -35,8 +35,9 @@ type Conn struct {
 
 	// For a UDP or plain TCP client, a downlink loop reads the socket (see downlink.go)
 	// and pion's read loop waits in ReadFrom until done is closed.
-	loop *downlink
-	done chan struct{}
+	loop     *downlink
+	done     chan struct{}
+	readPass uint32 // the loop's pass that last read the socket (the loop's alone)
 
 	raw      *mmsg.Raw // pion's read loop reads through it when no downlink loop does
 	fd       int32     // the socket's descriptor, for the fast paths' raw system calls

@@ -72,6 +72,7 @@ type downlink struct {
 	events [downlinkSlots]unix.EpollEvent
 	ring   *mmsg.Ring
 	used   int         // ring slots holding datagrams not yet flushed
+	pass   uint32      // counts epoll_wait calls; see readSocket
 	lanes  []laneBatch // one per lane this loop has written to; a handful
 }
 
@@ -127,6 +128,7 @@ func (d *downlink) round(uintptr) bool {
 			return true
 		}
 		n, err := epollPoll(d.efd, d.events[:])
+		d.pass++
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			d.mu.Unlock()
 			return true // the set is gone: run sees closed
@@ -144,12 +146,31 @@ func (d *downlink) round(uintptr) bool {
 	}
 }
 
-// readSocket relays what waits on c's socket, up to perSocket datagrams.
+// readSocket relays what waits on c's socket: one datagram, or up to
+// perSocket if the socket was read in the previous pass as well.
+//
+// Most of the time a relay socket holds one datagram (a call's packets are
+// milliseconds apart), and recvfrom reads it in one try where recvmmsg
+// would try a second receive to find the queue empty. A socket that is
+// ready pass after pass has a backlog: recvmmsg then takes several at a
+// time. The epoll set is level-triggered, so whatever one pass leaves is
+// reported in the next.
 func (d *downlink) readSocket(c *Conn) {
 	if d.used+perSocket > d.ring.Len() {
 		d.flush()
 	}
-	n, err := d.ring.Recv(int(c.fd), d.used, perSocket)
+	var (
+		n   int
+		err error
+	)
+	if c.readPass+1 == d.pass {
+		n, err = d.ring.Recv(int(c.fd), d.used, perSocket)
+	} else if ok, rerr := d.ring.RecvOne(int(c.fd), d.used); ok {
+		n = 1
+	} else {
+		err = rerr
+	}
+	c.readPass = d.pass
 	if err != nil {
 		return // a socket error (an ICMP report): nothing to relay
 	}

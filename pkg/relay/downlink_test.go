@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -329,5 +330,29 @@ func TestDownlinkSlowStreamClientStallsNobody(t *testing.T) {
 	_ = fast.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.ReadFull(fast.conn, got); err != nil || string(got) != string(want) {
 		t.Fatalf("the other client read % x (%v), want % x", got, err, want)
+	}
+}
+
+// TestDownlinkBacklog: a relay socket that holds many datagrams at once is
+// drained completely and in order — first read one at a time, then in
+// batches while it stays ready pass after pass (see readSocket).
+func TestDownlinkBacklog(t *testing.T) {
+	r := newFastPathRig(t)
+	const count = 200
+	for i := 0; i < count; i++ {
+		if _, err := r.peer.WriteTo([]byte(strconv.Itoa(i)), r.relay.LocalAddr()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, 64)
+	for i := 0; i < count; i++ {
+		_ = r.client.SetReadDeadline(time.Now().Add(2 * time.Second))
+		n, err := r.client.Read(buf)
+		if err != nil {
+			t.Fatalf("datagram %d: %v", i, err)
+		}
+		if want := channelData(0x4001, []byte(strconv.Itoa(i))); string(buf[:n]) != string(want) {
+			t.Fatalf("datagram %d: got %x, want %x", i, buf[:n], want)
+		}
 	}
 }
