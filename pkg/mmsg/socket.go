@@ -356,6 +356,9 @@ func (c *socketConn) Read(f func(fd uintptr) bool) error {
 	defer s.waitMu.Unlock()
 	if s.waitRC == nil {
 		if err := s.openWait(); err != nil {
+			if s.isClosed() {
+				return net.ErrClosed // closed while the set was made
+			}
 			return err
 		}
 	}
@@ -366,15 +369,18 @@ func (c *socketConn) Read(f func(fd uintptr) bool) error {
 		return net.ErrClosed
 	}
 	if err != nil {
-		s.mu.RLock()
-		closed := s.closed
-		s.mu.RUnlock()
-		if closed {
+		if s.isClosed() {
 			return net.ErrClosed
 		}
 		return err // os.ErrDeadlineExceeded
 	}
 	return nil
+}
+
+func (s *Socket) isClosed() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.closed
 }
 
 // Write calls f until it reports done, waiting for room to write in between.
