@@ -68,7 +68,7 @@ type downlink struct {
 	// that was closed (and perhaps reused) under it.
 	mu     sync.Mutex
 	closed bool
-	conns  map[int32]*Conn
+	conns  []*Conn // by descriptor: small numbers, looked up once per ready socket
 	events [downlinkSlots]unix.EpollEvent
 	ring   *mmsg.Ring
 	used   int         // ring slots holding datagrams not yet flushed
@@ -91,7 +91,7 @@ func newDownlink(g *Generator) (*downlink, error) {
 		return nil, fmt.Errorf("create downlink epoll: %w", err)
 	}
 	d := &downlink{gen: g, efd: efd, file: os.NewFile(uintptr(efd), "relay-downlink-epoll"),
-		conns: make(map[int32]*Conn), ring: mmsg.NewRing(downlinkSlots, datagramRoom, dataIndicationHead6)}
+		ring: mmsg.NewRing(downlinkSlots, datagramRoom, dataIndicationHead6)}
 	if d.rc, err = d.file.SyscallConn(); err != nil {
 		_ = d.file.Close()
 		return nil, fmt.Errorf("create downlink epoll: %w", err)
@@ -134,7 +134,7 @@ func (d *downlink) round(uintptr) bool {
 			return true // the set is gone: run sees closed
 		}
 		for i := 0; i < n; i++ {
-			if c := d.conns[d.events[i].Fd]; c != nil {
+			if c := d.conn(d.events[i].Fd); c != nil {
 				d.readSocket(c)
 			}
 		}
@@ -233,6 +233,14 @@ func (d *downlink) flush() {
 	d.used = 0
 }
 
+// conn returns the Conn whose socket is descriptor fd, nil if none.
+func (d *downlink) conn(fd int32) *Conn {
+	if fd < 0 || int(fd) >= len(d.conns) {
+		return nil
+	}
+	return d.conns[fd]
+}
+
 // add puts c's socket in the set.
 func (d *downlink) add(c *Conn) error {
 	fd := c.fd
@@ -245,6 +253,9 @@ func (d *downlink) add(c *Conn) error {
 	if err := unix.EpollCtl(d.efd, unix.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
 		return fmt.Errorf("watch relay socket: %w", err)
 	}
+	if int(fd) >= len(d.conns) {
+		d.conns = append(d.conns, make([]*Conn, int(fd)+1-len(d.conns))...)
+	}
 	d.conns[fd] = c
 	return nil
 }
@@ -254,10 +265,10 @@ func (d *downlink) add(c *Conn) error {
 func (d *downlink) remove(c *Conn) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.conns[c.fd] != c {
+	if d.conn(c.fd) != c {
 		return
 	}
-	delete(d.conns, c.fd)
+	d.conns[c.fd] = nil
 	if !d.closed {
 		_ = unix.EpollCtl(d.efd, unix.EPOLL_CTL_DEL, int(c.fd), nil)
 	}
