@@ -113,10 +113,6 @@ func Adopt(conn *net.UDPConn) (*Socket, error) {
 // using it directly must not race Close (Conn in pkg/relay guards it).
 func (s *Socket) Fd() int { return s.fd }
 
-// IPv6 reports whether the socket is an IPv6 one (IPv4 peers then have
-// IPv4-mapped addresses).
-func (s *Socket) IPv6() bool { return s.v6 }
-
 // LocalAddr returns the bound address (a *net.UDPAddr).
 func (s *Socket) LocalAddr() net.Addr { return s.local }
 
