@@ -25,3 +25,13 @@ func TestOtherCPU(t *testing.T) {
 		t.Fatalf("no change: otherCPU = %v", got)
 	}
 }
+
+// TestMedianRow: repeated runs give the row of the median run, with every
+// run's figure kept as a sample.
+func TestMedianRow(t *testing.T) {
+	rows := []Row{{CPUPerPacketUS: 7, Server: "c"}, {CPUPerPacketUS: 5, Server: "a"}, {CPUPerPacketUS: 6, Server: "b"}}
+	row := medianRow(rows, func(r Row) float64 { return r.CPUPerPacketUS })
+	if row.Server != "b" || len(row.Samples) != 3 || row.Samples[0] != 5 || row.Samples[2] != 7 {
+		t.Fatalf("median row %q with samples %v, want b with [5 6 7]", row.Server, row.Samples)
+	}
+}

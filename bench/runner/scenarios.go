@@ -159,12 +159,18 @@ func relay40k(ctx context.Context, e *env, s *server) (Row, error) {
 		}
 		rows = append(rows, relayRow(rep))
 	}
-	slices.SortFunc(rows, func(a, b Row) int { return cmpFloat(a.CPUPerPacketUS, b.CPUPerPacketUS) })
+	return medianRow(rows, func(r Row) float64 { return r.CPUPerPacketUS }), nil
+}
+
+// medianRow returns the row with the median key among repeated runs, with
+// every run's key kept as its samples.
+func medianRow(rows []Row, key func(Row) float64) Row {
+	slices.SortFunc(rows, func(a, b Row) int { return cmpFloat(key(a), key(b)) })
 	row := rows[len(rows)/2]
 	for _, r := range rows {
-		row.Samples = append(row.Samples, r.CPUPerPacketUS)
+		row.Samples = append(row.Samples, key(r))
 	}
-	return row, nil
+	return row
 }
 
 // saturation ramps the offered rate until a step loses more than 1 % (or
@@ -227,12 +233,7 @@ func allocBurst(ctx context.Context, e *env, s *server) (Row, error) {
 			FailedAllocs: rep.Setup.Failed,
 		})
 	}
-	slices.SortFunc(rows, func(a, b Row) int { return cmpFloat(a.AllocPerSec, b.AllocPerSec) })
-	row := rows[len(rows)/2]
-	for _, r := range rows {
-		row.Samples = append(row.Samples, r.AllocPerSec)
-	}
-	return row, nil
+	return medianRow(rows, func(r Row) float64 { return r.AllocPerSec }), nil
 }
 
 func idleRSS(ctx context.Context, e *env, s *server) (Row, error) {
