@@ -43,6 +43,13 @@ type scenario struct {
 // messages of 100 bytes each, 2 ms apart). turnload's client count matches.
 func uclientLoad() []string { return []string{"-m", "200", "-n", "1000", "-l", "100", "-z", "2"} }
 
+// uclientOverload is uclientLoad with four times the messages per client:
+// more than these 2 CPUs can carry with uclient and its peer on them too,
+// so something must give. Over TCP the client can be slowed down (TCP flow
+// control) where nothing may be lost; past the server the relay is UDP,
+// and a server that takes in more than it passes on loses datagrams.
+func uclientOverload() []string { return []string{"-m", "200", "-n", "4000", "-l", "100", "-z", "2"} }
+
 const (
 	loadClients  = "200"
 	rate40k      = 40000
@@ -64,9 +71,10 @@ func saturationRates() []float64 {
 
 func scenarios() []scenario {
 	return []scenario{
-		uclientScenario("udp-channels", "UDP, ChannelData"),
-		uclientScenario("udp-send-indications", "UDP, Send/Data indications", "-s"),
-		uclientScenario("tcp-channels", "TCP control and ChannelData over TCP", "-t"),
+		uclientScenario("udp-channels", "UDP, ChannelData", uclientLoad()),
+		uclientScenario("udp-send-indications", "UDP, Send/Data indications", uclientLoad(), "-s"),
+		uclientScenario("tcp-channels", "TCP control and ChannelData over TCP", uclientLoad(), "-t"),
+		uclientScenario("tcp-overload", "as tcp-channels, 4000 messages per client: more than the machine carries", uclientOverload(), "-t"),
 		{name: "relay-40k", cpuSensitive: true, run: relay40k,
 			command: fmt.Sprintf("turnload relay --clients %s --rate %d --duration %v   # x%d, median; after a 1 s warm-up", loadClients, rate40k, duration40k, repeats)},
 		{name: "saturation", cpuSensitive: true, run: saturation,
@@ -79,9 +87,9 @@ func scenarios() []scenario {
 	}
 }
 
-func uclientScenario(name, what string, flags ...string) scenario {
+func uclientScenario(name, what string, load []string, flags ...string) scenario {
 	args := append(append([]string{}, flags...), "-u", benchUser, "-w", benchPass, "-e", "127.0.0.1", "-r", "PEER", "-X")
-	args = append(append(args, uclientLoad()...), "-p", "SERVER", "127.0.0.1")
+	args = append(append(args, load...), "-p", "SERVER", "127.0.0.1")
 	return scenario{
 		name:         name,
 		attempts:     2,

@@ -50,6 +50,8 @@ func (l *listener) Accept() (net.Conn, error) {
 	}
 	if s, ok := c.(syscall.Conn); ok { // plain TCP; a *tls.Conn is not one
 		sc.sock, _ = mmsg.NewRaw(s) // nil on error: the net.Conn path serves
+		sc.back = make(chan struct{}, 1)
+		sc.readyFn, sc.releasedFn = sc.ready, sc.released
 	}
 	l.g.streams.put(c.RemoteAddr(), c.LocalAddr(), sc)
 	return sc, nil
@@ -91,6 +93,28 @@ type streamConn struct {
 	// sock reads and writes a plain TCP connection with raw system calls
 	// (the relay's hot path; see mmsg.Raw); nil for TLS.
 	sock *mmsg.Raw
+
+	// reactor, once the connection holds an allocation, reads it in the
+	// relay's loop whenever Read needs more bytes (see await).
+	reactor    atomic.Pointer[Reactor]
+	back       chan struct{} // the reactor hands the connection back: one signal per Watch
+	readyFn    func() bool   // ready and released, bound once
+	releasedFn func()
+	watchMu    sync.Mutex // orders Watch against Close
+	closing    bool       // under watchMu: Close has begun, never Watch again
+}
+
+// Reactor reads a plain TCP client's connection for the gate once the
+// client holds an allocation: the relay's downlink loop (relay.Loop), which
+// then carries both directions of the client. See Gate.Allocated.
+type Reactor interface {
+	// Watch calls ready on the reactor's goroutine whenever fd is readable,
+	// until ready returns false; if the reactor stops first it calls
+	// released instead. Either way fd is then out of its set.
+	Watch(fd int, ready func() bool, released func()) error
+	// Unwatch takes fd out of the set if it is there and reports whether it
+	// was; after it returns, ready is not running.
+	Unwatch(fd int) bool
 }
 
 // readConn reads the connection, raw when it can.
@@ -152,24 +176,120 @@ func (c *streamConn) Read(p []byte) (int, error) {
 		if c.readErr != nil {
 			return 0, c.readErr
 		}
-		c.fill()
+		if !c.await() {
+			c.fill()
+		}
 	}
 	n := copy(p, c.buf[c.rd:c.vetted])
 	c.rd += n
 	return n, nil
 }
 
-// fill reads more bytes from the connection, growing the buffer only as far
-// as one incomplete frame needs.
+// fill reads more bytes from the connection, waiting for them.
 func (c *streamConn) fill() {
+	c.grow()
+	n, err := c.readConn(c.buf[len(c.buf):cap(c.buf)])
+	c.buf = c.buf[:len(c.buf)+n]
+	c.readErr = err
+}
+
+// await hands the connection to its reactor until the reactor has read
+// something for pion (or an error) and handed it back; false if it has no
+// reactor, and Read must read the connection itself.
+func (c *streamConn) await() bool {
+	r := c.reactor.Load()
+	if r == nil {
+		return false
+	}
+	c.watchMu.Lock()
+	if c.closing {
+		c.watchMu.Unlock()
+		c.readErr = net.ErrClosed
+		return true
+	}
+	err := (*r).Watch(c.sock.Fd(), c.readyFn, c.releasedFn)
+	c.watchMu.Unlock()
+	if err != nil {
+		c.reactor.Store(nil) // the reactor has stopped: read here from now on
+		return false
+	}
+	<-c.back
+	return true
+}
+
+// ready runs on the reactor's goroutine while Read waits in await: it reads
+// what the connection holds and relays the data frames at the front. It
+// hands the connection back to Read (false) at the first frame the fast
+// path does not take — a STUN request for pion, a frame to vet — and at an
+// error or the end of the stream; a partial frame waits for more bytes.
+//
+// Hot path: one call per readable connection; no allocation, except to
+// grow the buffer for a frame larger than it.
+func (c *streamConn) ready() bool {
+	if c.rd == c.vetted && c.rd > 0 { // Read left nothing unvetted before the partial frame
+		n := copy(c.buf, c.buf[c.rd:])
+		c.buf, c.vetted, c.rd = c.buf[:n], 0, 0
+	}
+	c.grow()
+	n, err := c.sock.TryRead(c.buf[len(c.buf):min(cap(c.buf), len(c.buf)+2048)])
+	c.buf = c.buf[:len(c.buf)+n]
+	if err != nil {
+		c.readErr = err
+		return c.handBack()
+	}
+	for {
+		rest := c.buf[c.vetted:]
+		if len(rest) < 4 {
+			return true // a partial frame: wait for the rest
+		}
+		size, ok := frameSize(rest)
+		switch {
+		case ok && len(rest) < size:
+			return true
+		case !ok || !isData(rest) || !c.offer(rest[:size]):
+			return c.handBack()
+		}
+		c.rd += size // relayed; nothing waits for pion in front of it
+		c.vetted += size
+	}
+}
+
+// handBack gives the connection back to Read, waiting in await.
+func (c *streamConn) handBack() bool {
+	c.back <- struct{}{}
+	return false
+}
+
+// released is the reactor stopping while Read waits in await.
+func (c *streamConn) released() { c.back <- struct{}{} }
+
+// frameSize is the size of the frame at the front of b (at least 4 bytes):
+// a STUN message, or ChannelData padded to four bytes as streams carry it
+// (RFC 8656 §12.5); false if b starts with neither.
+func frameSize(b []byte) (int, bool) {
+	switch {
+	case b[0]&0xC0 == 0: // STUN: 20-byte header, 16-bit length at offset 2
+		return 20 + int(binary.BigEndian.Uint16(b[2:4])), true
+	case b[0]&0xC0 == 0x40: // ChannelData
+		return 4 + (int(binary.BigEndian.Uint16(b[2:4]))+3)&^3, true
+	}
+	return 0, false
+}
+
+// isData reports whether frame is one the fast path may relay: ChannelData
+// or a Send indication.
+func isData(frame []byte) bool {
+	return frame[0]&0xC0 == 0x40 || binary.BigEndian.Uint16(frame) == typeSendIndication
+}
+
+// grow makes room to read into, growing the buffer only as far as one
+// incomplete frame needs.
+func (c *streamConn) grow() {
 	if cap(c.buf)-len(c.buf) < 1500 {
 		grown := make([]byte, len(c.buf), min(max(2*cap(c.buf), 4096), maxFrame+4096))
 		copy(grown, c.buf)
 		c.buf = grown
 	}
-	n, err := c.readConn(c.buf[len(c.buf):cap(c.buf)])
-	c.buf = c.buf[:len(c.buf)+n]
-	c.readErr = err
 }
 
 // vet moves every complete frame of buf[vetted:] through the gate.
@@ -179,20 +299,14 @@ func (c *streamConn) vet() error {
 		if len(rest) < 4 {
 			return nil
 		}
-		var size int
-		switch {
-		case rest[0]&0xC0 == 0: // STUN: 20-byte header, 16-bit length at offset 2
-			size = 20 + int(binary.BigEndian.Uint16(rest[2:4]))
-		case rest[0]&0xC0 == 0x40: // ChannelData, padded on streams
-			size = 4 + (int(binary.BigEndian.Uint16(rest[2:4]))+3)&^3
-		default:
+		size, ok := frameSize(rest)
+		if !ok {
 			return fmt.Errorf("frame from %v: %w", c.RemoteAddr(), ErrBadFraming)
 		}
 		if len(rest) < size {
 			return nil
 		}
-		if c.fast != nil && (rest[0]&0xC0 == 0x40 || binary.BigEndian.Uint16(rest) == typeSendIndication) &&
-			c.offer(rest[:size]) {
+		if isData(rest) && c.offer(rest[:size]) {
 			// Relayed. In the common case nothing vetted waits before it,
 			// so dropping it costs nothing; else close the gap (rare).
 			if c.rd == c.vetted {
@@ -231,6 +345,9 @@ func (c *streamConn) vet() error {
 
 // offer gives a data frame to the fast path; a panic there drops the frame.
 func (c *streamConn) offer(frame []byte) (taken bool) {
+	if c.fast == nil {
+		return false
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			c.g.panicked(r)
@@ -284,9 +401,19 @@ func (c *streamConn) Write(b []byte) (int, error) {
 	return c.writeConn(b)
 }
 
-// Close closes the connection once and forgets it.
+// Close closes the connection once and forgets it. A reactor reading it
+// lets go first, so it never reads a descriptor that was closed (and may
+// have been reused), and a Read waiting for it wakes to net.ErrClosed.
 func (c *streamConn) Close() error {
-	c.closed.Do(func() { c.g.streams.drop(c.RemoteAddr(), c.LocalAddr(), c) })
+	c.closed.Do(func() {
+		c.g.streams.drop(c.RemoteAddr(), c.LocalAddr(), c)
+		c.watchMu.Lock()
+		c.closing = true
+		if r := c.reactor.Load(); r != nil && (*r).Unwatch(c.sock.Fd()) {
+			c.back <- struct{}{}
+		}
+		c.watchMu.Unlock()
+	})
 	return c.Conn.Close()
 }
 

@@ -54,12 +54,21 @@ func (g *Gate) Stream(client, server net.Addr) (io.Writer, bool) {
 
 // Allocated tells the gate that the TCP/TLS client at client, on the
 // listener at server, now holds an allocation: its connection is no longer
-// idle and the idle timeout stops applying.
-func (g *Gate) Allocated(client, server net.Addr) {
+// idle and the idle timeout stops applying. r, if not nil, is the reactor
+// that reads a plain TCP connection from now on (see Reactor); a TLS
+// connection stays with its own goroutine.
+func (g *Gate) Allocated(client, server net.Addr, r Reactor) {
 	g.streams.mu.Lock()
 	c, ok := g.streams.m[fiveTuple{client.String(), server.String()}]
 	g.streams.mu.Unlock()
-	if ok {
-		_ = c.Conn.SetReadDeadline(time.Time{})
+	if !ok {
+		return
+	}
+	_ = c.Conn.SetReadDeadline(time.Time{})
+	if r != nil && c.sock != nil {
+		// The first reactor stays: a later allocation on the same
+		// connection (after the first was released) must not move a
+		// connection its reactor may be watching; any loop can read it.
+		c.reactor.CompareAndSwap(nil, &r)
 	}
 }

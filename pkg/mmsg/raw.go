@@ -18,6 +18,7 @@ import (
 // state (see SendTo for why that matters on a busy relay).
 type Raw struct {
 	rc syscall.RawConn
+	fd int // the descriptor, for TryRead; valid while the socket is open
 
 	// One reader at a time: the parameters and results of the bound
 	// callbacks below (a closure per call would allocate).
@@ -33,6 +34,12 @@ type Raw struct {
 	werr  syscall.Errno
 	write func(fd uintptr) bool
 	try   func(fd uintptr) bool
+
+	// TryWritev's message, under wmu: kept so that no call allocates.
+	iov   []unix.Iovec
+	msg   unix.Msghdr
+	vsent int
+	tryv  func(fd uintptr) bool
 }
 
 // NewRaw wraps conn (a TCP or UDP socket).
@@ -41,9 +48,40 @@ func NewRaw(conn syscall.Conn) (*Raw, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raw socket: %w", err)
 	}
-	r := &Raw{rc: rc}
-	r.read, r.recv, r.write, r.try = r.readFD, r.recvFD, r.writeFD, r.tryFD
+	r := &Raw{rc: rc, fd: -1}
+	if err := rc.Control(func(fd uintptr) { r.fd = int(fd) }); err != nil {
+		return nil, fmt.Errorf("raw socket: %w", err)
+	}
+	r.read, r.recv, r.write, r.try, r.tryv = r.readFD, r.recvFD, r.writeFD, r.tryFD, r.tryvFD
 	return r, nil
+}
+
+// Fd is the socket's descriptor. It names this socket only while the socket
+// is open: whoever watches it must stop before the socket closes.
+func (r *Raw) Fd() int { return r.fd }
+
+// TryRead is one non-blocking read(2) on a stream socket, for a loop that
+// learnt from its own epoll set that the socket is readable: (0, nil) when
+// nothing waits after all, io.EOF once the peer has closed it. It must not
+// run after the socket is closed (the descriptor may belong to another by
+// then), nor concurrently with Read.
+//
+// Hot path: no allocation.
+func (r *Raw) TryRead(p []byte) (int, error) {
+	for {
+		n, _, errno := unix.RawSyscall(unix.SYS_READ, uintptr(r.fd), uintptr(bufPtr(p)), uintptr(len(p)))
+		switch {
+		case errno == unix.EINTR:
+			continue
+		case errno == unix.EAGAIN:
+			return 0, nil
+		case errno != 0:
+			return 0, fmt.Errorf("read: %w", errno)
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		}
+		return int(n), nil
+	}
 }
 
 // Read is read(2) on a stream socket: io.EOF once the peer has closed it.
@@ -130,14 +168,95 @@ func (r *Raw) TryWrite(p []byte) bool {
 		r.wmu.Unlock()
 		return true
 	}
-	rest := append([]byte(nil), left...)
+	r.finish(append([]byte(nil), left...))
+	return true
+}
+
+// TryWritev is TryWrite for several messages, written back to back with one
+// sendmsg(2): all of them now, or none. A loop that has several messages
+// for one client at once saves a system call and a TCP segment for each
+// but the first.
+//
+// Hot path: no allocation, except for the rare remainder (and the iovecs
+// the first time a batch is this long).
+func (r *Raw) TryWritev(msgs [][]byte) bool {
+	if len(msgs) == 1 {
+		return r.TryWrite(msgs[0])
+	}
+	if !r.wmu.TryLock() {
+		return false
+	}
+	total := 0
+	r.iov = r.iov[:0]
+	for _, m := range msgs {
+		if len(m) == 0 {
+			continue
+		}
+		var v unix.Iovec
+		v.Base = unsafe.SliceData(m)
+		v.SetLen(len(m))
+		r.iov = append(r.iov, v)
+		total += len(m)
+	}
+	if total == 0 {
+		r.wmu.Unlock()
+		return true
+	}
+	r.msg.Iov = &r.iov[0]
+	r.msg.SetIovlen(len(r.iov))
+	r.vsent, r.werr = 0, 0
+	err := r.rc.Write(r.tryv)
+	sent := r.vsent
+	clear(r.iov) // keep no pointers into the caller's buffers
+	r.msg.Iov = nil
+	switch {
+	case err != nil || r.werr != 0 || sent == 0:
+		r.wmu.Unlock()
+		return false
+	case sent == total:
+		r.wmu.Unlock()
+		return true
+	}
+	rest := make([]byte, 0, total-sent)
+	for _, m := range msgs {
+		if sent >= len(m) {
+			sent -= len(m)
+			continue
+		}
+		rest = append(rest, m[sent:]...)
+		sent = 0
+	}
+	r.finish(rest)
+	return true
+}
+
+// finish writes rest in the background for a TryWrite or TryWritev that the
+// kernel took only part of; wmu is held and stays held until it is done.
+func (r *Raw) finish(rest []byte) {
 	go func() {
 		defer r.wmu.Unlock() // held for the finisher: nobody may write in between
 		r.wbuf = rest
 		_ = r.rc.Write(r.write) // a broken connection ends through its reader
 		r.wbuf = nil
 	}()
-	return true
+}
+
+// tryvFD makes one sendmsg(2) of the prepared message and never asks to wait.
+func (r *Raw) tryvFD(fd uintptr) bool {
+	for {
+		n, _, errno := unix.RawSyscall(unix.SYS_SENDMSG, fd, uintptr(unsafe.Pointer(&r.msg)),
+			unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
+		switch errno {
+		case 0:
+			r.vsent = int(n)
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+		default:
+			r.werr = errno
+		}
+		return true
+	}
 }
 
 func (r *Raw) readFD(fd uintptr) bool {

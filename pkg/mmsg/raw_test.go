@@ -8,6 +8,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // tcpPair returns both ends of a loopback TCP connection.
@@ -117,5 +119,101 @@ func TestRawRecvFrom(t *testing.T) {
 		_, _, _ = r.RecvFrom(buf)
 	}); a != 0 {
 		t.Fatalf("%v allocations per datagram", a)
+	}
+}
+
+// TestRawTryRead: nothing waiting is (0, nil), not an error and not a wait;
+// data comes as it is; the end of the stream is io.EOF.
+func TestRawTryRead(t *testing.T) {
+	client, server := tcpPair(t)
+	r, err := NewRaw(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Fd() < 0 {
+		t.Fatalf("Fd() = %d", r.Fd())
+	}
+	buf := make([]byte, 16)
+	if n, err := r.TryRead(buf); n != 0 || err != nil {
+		t.Fatalf("empty socket: %d, %v; want 0, nil", n, err)
+	}
+	if _, err := client.Write([]byte("ready")); err != nil {
+		t.Fatal(err)
+	}
+	waitReadable(t, r.Fd())
+	if n, err := r.TryRead(buf); err != nil || string(buf[:n]) != "ready" {
+		t.Fatalf("got %q, %v", buf[:n], err)
+	}
+	client.Close()
+	waitReadable(t, r.Fd())
+	if n, err := r.TryRead(buf); n != 0 || err != io.EOF {
+		t.Fatalf("after the peer closed: %d, %v; want io.EOF", n, err)
+	}
+	if a := testing.AllocsPerRun(20, func() { _, _ = r.TryRead(buf) }); a != 0 {
+		t.Fatalf("%v allocations per read", a)
+	}
+}
+
+// waitReadable waits (poll(2), up to 10 s) until fd is readable, as the
+// epoll set of a loop would report it.
+func waitReadable(t *testing.T, fd int) {
+	t.Helper()
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, 10000); n != 1 || err != nil {
+		t.Fatalf("descriptor %d not readable: %d, %v", fd, n, err)
+	}
+}
+
+// TestRawTryWritev: several messages go out back to back in one call,
+// whole or not at all, and a batch the kernel takes in part is finished,
+// in order, before any other write.
+func TestRawTryWritev(t *testing.T) {
+	client, server := tcpPair(t)
+	_ = server.SetWriteBuffer(4096)
+	_ = client.SetReadBuffer(4096)
+	r, _ := NewRaw(server)
+	msgs := [][]byte{[]byte("first."), nil, []byte("second."), []byte("third.")}
+	if !r.TryWritev(msgs) {
+		t.Fatal("an empty socket refused three small messages")
+	}
+	got := make([]byte, len("first.second.third."))
+	_ = client.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(client, got); err != nil || string(got) != "first.second.third." {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if a := testing.AllocsPerRun(20, func() {
+		_ = r.TryWritev(msgs)
+		_, _ = io.ReadFull(client, got)
+	}); a != 0 {
+		t.Fatalf("%v allocations per batch", a)
+	}
+
+	// Fill the buffers with batches of three 1 KiB messages.
+	kib := bytes.Repeat([]byte("0123456789abcdef"), 64)
+	batch := [][]byte{kib, kib, kib}
+	sent := 0
+	for r.TryWritev(batch) {
+		sent++
+		if sent > 100000 {
+			t.Fatal("the send buffer never filled")
+		}
+	}
+	tail := []byte("TAIL")
+	done := make(chan error, 1)
+	go func() { _, err := r.Write(tail); done <- err }()
+	all := make([]byte, sent*3*len(kib)+len(tail))
+	if _, err := io.ReadFull(client, all); err != nil {
+		t.Fatalf("after %d batches: %v", sent, err)
+	}
+	for i := 0; i < sent*3; i++ {
+		if chunk := all[i*len(kib) : (i+1)*len(kib)]; !bytes.Equal(chunk, kib) {
+			t.Fatalf("message %d of %d arrived torn: %q...", i, sent*3, chunk[:32])
+		}
+	}
+	if string(all[sent*3*len(kib):]) != "TAIL" {
+		t.Fatalf("the waiting write came out as %q", all[sent*3*len(kib):])
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

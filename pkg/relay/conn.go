@@ -54,9 +54,9 @@ type clientPath struct {
 	addr   netip.AddrPort
 }
 
-// tryWriter writes a whole message now or reports false (mmsg.Raw).
+// tryWriter writes whole messages now or reports false (mmsg.Raw).
 type tryWriter interface {
-	TryWrite(b []byte) bool
+	TryWritev(msgs [][]byte) bool
 }
 
 func (cp *clientPath) key() clientKey {

@@ -25,7 +25,7 @@ import (
 // (one loop per two CPUs): one wake-up serves every socket that became
 // readable, each socket is read with one recvmmsg, and the replies to UDP
 // clients are sent with one sendmmsg per lane; a TCP client's reply is
-// written whole at once or dropped, never waited for (mmsg.Raw.TryWrite).
+// written whole at once or dropped, never waited for (mmsg.Raw.TryWritev).
 // TLS clients stay with pion's goroutine: their writes go through
 // crypto/tls and may wait. The epoll descriptor itself sits in the Go runtime's
 // poller, so an idle loop parks like any goroutine blocked on a read — no
@@ -68,12 +68,22 @@ type downlink struct {
 	// that was closed (and perhaps reused) under it.
 	mu     sync.Mutex
 	closed bool
-	conns  []*Conn // by descriptor: small numbers, looked up once per ready socket
+	fds    []watched // by descriptor: small numbers, looked up once per ready descriptor
 	events [downlinkSlots]unix.EpollEvent
 	ring   *mmsg.Ring
 	used   int         // ring slots holding datagrams not yet flushed
 	pass   uint32      // counts epoll_wait calls; see readSocket
+	behind bool        // the previous epoll_wait filled events: more sockets were ready than one pass takes
 	lanes  []laneBatch // one per lane this loop has written to; a handful
+	vec    [][]byte    // frames of one socket's read for a TCP client (readSocket)
+}
+
+// watched is what a descriptor in the set is: a relay socket, or a plain
+// TCP client's connection read for the gate (see Watch).
+type watched struct {
+	conn     *Conn
+	ready    func() bool
+	released func()
 }
 
 type laneBatch struct {
@@ -91,7 +101,7 @@ func newDownlink(g *Generator) (*downlink, error) {
 		return nil, fmt.Errorf("create downlink epoll: %w", err)
 	}
 	d := &downlink{gen: g, efd: efd, file: os.NewFile(uintptr(efd), "relay-downlink-epoll"),
-		ring: mmsg.NewRing(downlinkSlots, datagramRoom, dataIndicationHead6)}
+		ring: mmsg.NewRing(downlinkSlots, datagramRoom, dataIndicationHead6), vec: make([][]byte, 0, perSocket)}
 	if d.rc, err = d.file.SyscallConn(); err != nil {
 		_ = d.file.Close()
 		return nil, fmt.Errorf("create downlink epoll: %w", err)
@@ -129,13 +139,19 @@ func (d *downlink) round(uintptr) bool {
 		}
 		n, err := epollPoll(d.efd, d.events[:])
 		d.pass++
+		behind := d.behind
+		d.behind = n == len(d.events)
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			d.mu.Unlock()
 			return true // the set is gone: run sees closed
 		}
 		for i := 0; i < n; i++ {
-			if c := d.conn(d.events[i].Fd); c != nil {
-				d.readSocket(c)
+			fd := d.events[i].Fd
+			switch w := d.at(fd); {
+			case w.conn != nil:
+				d.readSocket(w.conn, behind)
+			case w.ready != nil && !w.ready():
+				d.unwatch(fd)
 			}
 		}
 		d.flush()
@@ -147,15 +163,20 @@ func (d *downlink) round(uintptr) bool {
 }
 
 // readSocket relays what waits on c's socket: one datagram, or up to
-// perSocket if the socket was read in the previous pass as well.
+// perSocket if the socket was read in the previous pass as well, or if the
+// loop is behind.
 //
 // Most of the time a relay socket holds one datagram (a call's packets are
 // milliseconds apart), and recvfrom reads it in one try where recvmmsg
 // would try a second receive to find the queue empty. A socket that is
 // ready pass after pass has a backlog: recvmmsg then takes several at a
 // time. The epoll set is level-triggered, so whatever one pass leaves is
-// reported in the next.
-func (d *downlink) readSocket(c *Conn) {
+// reported in the next. When more sockets are ready than one pass takes
+// (behind: the previous epoll_wait filled its array), a socket waits
+// several passes for its turn, and every socket gets recvmmsg: reading one
+// datagram per turn there let a busy client's socket fall behind its
+// uplink until the kernel dropped datagrams (uclient -t -m 200 -n 3000).
+func (d *downlink) readSocket(c *Conn, behind bool) {
 	if d.used+perSocket > d.ring.Len() {
 		d.flush()
 	}
@@ -163,7 +184,7 @@ func (d *downlink) readSocket(c *Conn) {
 		n   int
 		err error
 	)
-	if c.readPass+1 == d.pass {
+	if behind || c.readPass+1 == d.pass {
 		n, err = d.ring.Recv(int(c.fd), d.used, perSocket)
 	} else if ok, rerr := d.ring.RecvOne(int(c.fd), d.used); ok {
 		n = 1
@@ -175,6 +196,7 @@ func (d *downlink) readSocket(c *Conn) {
 		return // a socket error (an ICMP report): nothing to relay
 	}
 	cp := c.client.Load()
+	d.vec = d.vec[:0]
 	for i := d.used; i < d.used+n; i++ {
 		buf, size, from, truncated := d.ring.Datagram(i)
 		c.tally.fromPeer(c.gen.opts.Counters, size)
@@ -186,13 +208,7 @@ func (d *downlink) readSocket(c *Conn) {
 		case !ok:
 			// neither channel nor permission: discarded (RFC 8656 §11.3)
 		case cp.try != nil:
-			// A TCP client: written now or dropped (its connection is busy
-			// or full), never waited for — one slow client must not stall
-			// the loop's other sockets. Media over a backed-up TCP
-			// connection is late anyway.
-			if !cp.try.TryWrite(frame) {
-				c.gen.opts.Counters.DroppedToClient.Add(1)
-			}
+			d.vec = append(d.vec, frame) // written below, all in one go
 		case cp.stream != nil:
 			_, _ = cp.stream.Write(frame) // not reached: stream loops get tryWriters
 		default:
@@ -200,6 +216,17 @@ func (d *downlink) readSocket(c *Conn) {
 				_ = w.Add(frame, cp.addr)
 			}
 		}
+	}
+	if len(d.vec) > 0 {
+		// A TCP client: written now or dropped (its connection is busy
+		// or full), never waited for — one slow client must not stall
+		// the loop's other sockets. Media over a backed-up TCP
+		// connection is late anyway. What one read brought is written
+		// with one system call, as one TCP segment where it fits.
+		if !cp.try.TryWritev(d.vec) {
+			c.gen.opts.Counters.DroppedToClient.Add(uint64(len(d.vec)))
+		}
+		clear(d.vec) // keep no stale frames from the ring
 	}
 	d.used += n
 }
@@ -233,30 +260,45 @@ func (d *downlink) flush() {
 	d.used = 0
 }
 
-// conn returns the Conn whose socket is descriptor fd, nil if none.
-func (d *downlink) conn(fd int32) *Conn {
-	if fd < 0 || int(fd) >= len(d.conns) {
-		return nil
+// at returns what descriptor fd is in the set as; the zero watched if nothing.
+func (d *downlink) at(fd int32) watched {
+	if fd < 0 || int(fd) >= len(d.fds) {
+		return watched{}
 	}
-	return d.conns[fd]
+	return d.fds[fd]
+}
+
+// insert puts fd in the set as w. Called with mu held.
+func (d *downlink) insert(fd int32, w watched) error {
+	if d.closed {
+		return net.ErrClosed
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: fd}
+	if err := unix.EpollCtl(d.efd, unix.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
+		return err
+	}
+	if int(fd) >= len(d.fds) {
+		d.fds = append(d.fds, make([]watched, int(fd)+1-len(d.fds))...)
+	}
+	d.fds[fd] = w
+	return nil
+}
+
+// unwatch takes fd out of the set. Called with mu held.
+func (d *downlink) unwatch(fd int32) {
+	d.fds[fd] = watched{}
+	if !d.closed {
+		_ = unix.EpollCtl(d.efd, unix.EPOLL_CTL_DEL, int(fd), nil)
+	}
 }
 
 // add puts c's socket in the set.
 func (d *downlink) add(c *Conn) error {
-	fd := c.fd
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
-		return fmt.Errorf("watch relay socket: %w", net.ErrClosed)
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: fd}
-	if err := unix.EpollCtl(d.efd, unix.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
+	if err := d.insert(c.fd, watched{conn: c}); err != nil {
 		return fmt.Errorf("watch relay socket: %w", err)
 	}
-	if int(fd) >= len(d.conns) {
-		d.conns = append(d.conns, make([]*Conn, int(fd)+1-len(d.conns))...)
-	}
-	d.conns[fd] = c
 	return nil
 }
 
@@ -265,19 +307,23 @@ func (d *downlink) add(c *Conn) error {
 func (d *downlink) remove(c *Conn) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.conn(c.fd) != c {
-		return
-	}
-	d.conns[c.fd] = nil
-	if !d.closed {
-		_ = unix.EpollCtl(d.efd, unix.EPOLL_CTL_DEL, int(c.fd), nil)
+	if d.at(c.fd).conn == c {
+		d.unwatch(c.fd)
 	}
 }
 
-// close ends the loop. Sockets still in the set are the caller's to close.
+// close ends the loop and hands every client connection it was reading
+// back to its owner (released). Relay sockets still in the set are the
+// caller's to close.
 func (d *downlink) close() {
 	d.mu.Lock()
 	d.closed = true
+	for fd, w := range d.fds {
+		if w.released != nil {
+			d.fds[fd] = watched{}
+			w.released()
+		}
+	}
 	d.mu.Unlock()
 	// Not under mu: Close waits for the loop to leave the descriptor, and
 	// the loop takes mu to see that it must.

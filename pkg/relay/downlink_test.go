@@ -267,9 +267,11 @@ func newStreamRig(t *testing.T) (*Generator, *net.TCPListener) {
 // streamClient is a plain TCP client of a loop-served allocation, as the
 // server wires one: the server side of the connection wrapped in mmsg.Raw.
 type streamClient struct {
-	conn  *net.TCPConn // the client's end
-	relay net.PacketConn
-	peer  *net.UDPConn
+	conn      *net.TCPConn // the client's end
+	stream    *mmsg.Raw    // the server's end
+	relay     net.PacketConn
+	relayAddr net.Addr
+	peer      *net.UDPConn
 }
 
 func newStreamClient(t *testing.T, g *Generator, ln *net.TCPListener) streamClient {
@@ -299,7 +301,7 @@ func newStreamClient(t *testing.T, g *Generator, ln *net.TCPListener) streamClie
 	if err := g.BindChannel(relayAddr, peer.LocalAddr(), 0x4001, false); err != nil {
 		t.Fatal(err)
 	}
-	return streamClient{conn: client, relay: pc, peer: peer}
+	return streamClient{conn: client, stream: stream, relay: pc, relayAddr: relayAddr, peer: peer}
 }
 
 // TestDownlinkSlowStreamClientStallsNobody: a TCP client that stops reading

@@ -109,7 +109,11 @@ func (s *Server) events() turn.EventHandler {
 				Relay: relayAddr, Created: time.Now(),
 			})
 			stream, _ := s.gate.Stream(src, dst) // nil for UDP clients
-			s.gate.Allocated(src, dst)
+			var reactor gate.Reactor
+			if loop, ok := s.relay.Reactor(relayAddr); ok && stream != nil {
+				reactor = loop // a plain TCP client's connection is read where its relay socket is
+			}
+			s.gate.Allocated(src, dst, reactor)
 			if err := s.relay.AttachClient(relayAddr, src, stream); err != nil {
 				s.log.Warn("fast path not attached", "relay", relayAddr.String(), "err", err)
 			}

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"net"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,5 +128,43 @@ func TestLifetime(t *testing.T) {
 				t.Errorf("lifetime %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTCPClientReadByRelayLoop: once a plain TCP client holds an allocation,
+// the relay's downlink loop reads its connection (pion's goroutine for it
+// waits in the gate), and everything still works over it: data both ways,
+// and control requests, which the loop hands back to pion.
+func TestTCPClientReadByRelayLoop(t *testing.T) {
+	s := start(t, testOptions())
+	peer := echoPeer(t)
+	c := dial(t, s, "tcp")
+	c.MustAllocate()
+	mustPermit(t, c, peer)
+	mustEcho(t, c, peer, "through the loop")
+	waitStack(t, "gate.(*streamConn).await")
+	if code := c.Refresh(10 * time.Minute); code != 0 {
+		t.Fatalf("refresh over a loop-read connection: error %d", code)
+	}
+	mustPermit(t, c, peer)
+	mustEcho(t, c, peer, "after the refresh")
+	c.Close()
+	waitCount(t, s.Registry(), 0)
+}
+
+// waitStack waits until some goroutine's stack shows fn.
+func waitStack(t *testing.T, fn string) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if strings.Contains(string(buf[:n]), fn) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no goroutine in %s", fn)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition no event announces
 	}
 }

@@ -1,0 +1,256 @@
+package gate_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/turnd/turnd/pkg/gate"
+)
+
+// testReactor is a gate.Reactor in miniature: a goroutine per watched
+// descriptor polls it and calls ready, under the lock Unwatch takes, as the
+// relay's loop does under its own.
+type testReactor struct {
+	mu      sync.Mutex
+	closed  bool
+	watched map[int]*testWatch
+	calls   int           // ready calls
+	watches chan struct{} // a signal per Watch
+}
+
+type testWatch struct {
+	ready    func() bool
+	released func()
+}
+
+func newTestReactor(t *testing.T) *testReactor {
+	r := &testReactor{watched: map[int]*testWatch{}, watches: make(chan struct{}, 100)}
+	t.Cleanup(r.close)
+	return r
+}
+
+func (r *testReactor) Watch(fd int, ready func() bool, released func()) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return net.ErrClosed
+	}
+	w := &testWatch{ready: ready, released: released}
+	r.watched[fd] = w
+	go r.poll(fd, w)
+	r.watches <- struct{}{}
+	return nil
+}
+
+// poll waits for fd to be readable (waking every 10 ms to see whether it
+// is still watched) and calls ready.
+func (r *testReactor) poll(fd int, w *testWatch) {
+	for {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, _ := unix.Poll(fds, 10)
+		r.mu.Lock()
+		if r.watched[fd] != w {
+			r.mu.Unlock()
+			return
+		}
+		if n > 0 {
+			r.calls++
+			if !w.ready() {
+				delete(r.watched, fd)
+				r.mu.Unlock()
+				return
+			}
+		}
+		r.mu.Unlock()
+	}
+}
+
+func (r *testReactor) Unwatch(fd int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.watched[fd]
+	delete(r.watched, fd)
+	return ok
+}
+
+func (r *testReactor) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	for fd, w := range r.watched {
+		delete(r.watched, fd)
+		w.released()
+	}
+}
+
+func (r *testReactor) readyCalls() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls
+}
+
+func (r *testReactor) waitWatch(t *testing.T) {
+	t.Helper()
+	select {
+	case <-r.watches:
+	case <-time.After(ioTimeout):
+		t.Fatal("the connection was never handed to the reactor")
+	}
+}
+
+// reactorPair is streamPair with a fast path, its connection allocated
+// with reactor r.
+func reactorPair(t *testing.T, r gate.Reactor, fast gate.FastPath) (server, client net.Conn) {
+	t.Helper()
+	g := gate.New(strictPolicy(), gate.Hooks{})
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, client = acceptPair(t, gate.Listener(ln, g, time.Second, fast), func() (net.Conn, error) {
+		return net.Dial("tcp4", ln.Addr().String())
+	})
+	g.Allocated(server.RemoteAddr(), server.LocalAddr(), r)
+	return server, client
+}
+
+// TestStreamReactorCarriesData: once its client holds an allocation, a
+// plain TCP connection is read by the reactor, which relays the data frames
+// the fast path takes and hands everything else back to pion's Read, in
+// order, across frames split anywhere (the reactor reads at most 2 KiB a
+// turn, so the 64 KiB frames arrive in many pieces); the end of the stream
+// reaches Read as io.EOF.
+func TestStreamReactorCarriesData(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		taken [][]byte
+	)
+	fast := func(frame []byte, _ netip.AddrPort) bool {
+		if len(frame) == 4 { // empty ChannelData: left to pion
+			return false
+		}
+		mu.Lock()
+		taken = append(taken, append([]byte(nil), frame...))
+		mu.Unlock()
+		return true
+	}
+	r := newTestReactor(t)
+	server, client := reactorPair(t, r, fast)
+	var all, wantPion []byte
+	var wantFast [][]byte
+	for i := 0; i < 3; i++ {
+		for _, f := range passingFrames(t) {
+			all = append(all, f...)
+			if isDataFrame(f) && len(f) != 4 {
+				wantFast = append(wantFast, f)
+			} else {
+				wantPion = append(wantPion, f...)
+			}
+		}
+	}
+	written := make(chan error, 1)
+	go func() { // in 700-byte pieces, then the end of the stream
+		for b := all; len(b) > 0; b = b[min(700, len(b)):] {
+			if _, err := client.Write(b[:min(700, len(b))]); err != nil {
+				written <- err
+				return
+			}
+		}
+		written <- client.(*net.TCPConn).CloseWrite()
+	}()
+	if got := readN(t, server, len(wantPion), 1600); !bytes.Equal(got, wantPion) {
+		t.Fatalf("pion read %d bytes, differing from the %d expected at byte %d", len(got), len(wantPion), firstDiff(got, wantPion))
+	}
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+	if n, err := server.Read(make([]byte, 1600)); n != 0 || err != io.EOF {
+		t.Fatalf("Read after the client closed = (%d, %v), want (0, EOF)", n, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(taken) != len(wantFast) {
+		t.Fatalf("fast path took %d frames, want %d", len(taken), len(wantFast))
+	}
+	for i := range taken {
+		if !bytes.Equal(taken[i], wantFast[i]) {
+			t.Fatalf("fast-path frame %d differs at byte %d", i, firstDiff(taken[i], wantFast[i]))
+		}
+	}
+	if r.readyCalls() == 0 {
+		t.Fatal("the reactor never read the connection")
+	}
+}
+
+// isDataFrame: ChannelData or a Send indication.
+func isDataFrame(f []byte) bool {
+	return f[0]&0xC0 == 0x40 || (f[0] == 0 && f[1] == 0x16)
+}
+
+// TestStreamReactorClose: closing a connection the reactor is reading takes
+// it out of the reactor first, and wakes pion's waiting Read.
+func TestStreamReactorClose(t *testing.T) {
+	r := newTestReactor(t)
+	server, _ := reactorPair(t, r, func([]byte, netip.AddrPort) bool { return true })
+	done := make(chan error, 1)
+	go func() {
+		_, err := server.Read(make([]byte, 1600))
+		done <- err
+	}()
+	r.waitWatch(t)
+	if err := server.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("Read after Close: %v, want net.ErrClosed", err)
+		}
+	case <-time.After(ioTimeout):
+		t.Fatal("Read still waits after Close")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.watched) != 0 {
+		t.Fatal("the closed connection is still watched")
+	}
+}
+
+// TestStreamReactorReleased: when the reactor stops, Read goes back to
+// reading the connection itself.
+func TestStreamReactorReleased(t *testing.T) {
+	r := newTestReactor(t)
+	server, client := reactorPair(t, r, nil)
+	frame := channelData([]byte("after the reactor"), true)
+	type result struct {
+		got []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		got := make([]byte, len(frame))
+		_, err := io.ReadFull(server, got)
+		done <- result{got, err}
+	}()
+	r.waitWatch(t)
+	r.close()
+	if _, err := client.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if res.err != nil || !bytes.Equal(res.got, frame) {
+			t.Fatalf("Read %x (%v), want %x", res.got, res.err, frame)
+		}
+	case <-time.After(ioTimeout):
+		t.Fatal("Read never read the connection itself")
+	}
+}
