@@ -14,6 +14,9 @@
 // Every answer and rewrite happens only after the request's MESSAGE-INTEGRITY
 // checks out, so the client sees the real reason, signed (RFC 8489 §9.2).
 // ChannelData and everything else take a two-byte look and go straight on.
+// A plain TCP client's connection holding an allocation is read by a
+// Reactor (the relay's loop) that relays its data frames and hands anything
+// else to pion's goroutine for the connection (stream.go).
 // The package knows nothing about HTTP, Prometheus or the drain's internals:
 // it asks a Policy.
 package gate

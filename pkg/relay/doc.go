@@ -3,7 +3,8 @@
 // advertising the external address, with DONT-FRAGMENT applied on request —
 // and relays data through them without pion: ChannelData and Send/Data
 // indications both ways (uplink.go, conn.go), the peer → client direction
-// in a few epoll loops over many relay sockets (downlink.go). pion still
+// in a few epoll loops over many relay sockets (downlink.go), which also
+// read plain TCP clients' connections for the gate (streamread.go). pion still
 // owns the control protocol; the server mirrors its permissions and
 // channels in here, so expiry applies to the fast path too. It counts the
 // packets and bytes relayed, and those it had to drop.
