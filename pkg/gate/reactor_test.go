@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -252,5 +253,99 @@ func TestStreamReactorReleased(t *testing.T) {
 		}
 	case <-time.After(ioTimeout):
 		t.Fatal("Read never read the connection itself")
+	}
+}
+
+// FuzzStreamReactor: whatever a client sends, and however it is split, a
+// connection read by a reactor gives pion the same bytes, the fast path
+// the same frames and Read the same end (io.EOF or bad framing) as one
+// read by its own goroutine.
+func FuzzStreamReactor(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s, uint16(7))
+	}
+	f.Add(slices.Concat(passingFrames(f)...), uint16(700))
+	f.Add(slices.Concat(channelData([]byte("a"), true), []byte{0xFF, 0xFF, 0, 0}, channelData(nil, true)), uint16(3))
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint16) {
+		plain := streamOutcome(t, data, int(chunk)%2048+1, nil)
+		viaReactor := streamOutcome(t, data, int(chunk)%2048+1, newTestReactor(t))
+		if !bytes.Equal(plain.pion, viaReactor.pion) {
+			t.Fatalf("pion read %d bytes through the reactor, %d without; first difference at %d",
+				len(viaReactor.pion), len(plain.pion), firstDiff(viaReactor.pion, plain.pion))
+		}
+		if len(plain.fast) != len(viaReactor.fast) {
+			t.Fatalf("the fast path took %d frames through the reactor, %d without", len(viaReactor.fast), len(plain.fast))
+		}
+		for i := range plain.fast {
+			if !bytes.Equal(plain.fast[i], viaReactor.fast[i]) {
+				t.Fatalf("fast-path frame %d differs through the reactor", i)
+			}
+		}
+		if plain.end != viaReactor.end {
+			t.Fatalf("Read ended with %q through the reactor, %q without", viaReactor.end, plain.end)
+		}
+	})
+}
+
+// outcome is what one connection's stream came to.
+type outcome struct {
+	pion []byte   // what Read returned
+	fast [][]byte // what the fast path took
+	end  string   // how Read ended: "eof" or "bad framing"
+}
+
+// streamOutcome sends data over a loopback TCP connection in chunks of
+// chunk bytes, then closes it, and reads it as pion would; with r the
+// connection is read by r once "allocated". The fast path takes Send
+// indications and ChannelData on even channel numbers.
+func streamOutcome(t *testing.T, data []byte, chunk int, r gate.Reactor) outcome {
+	var (
+		mu  sync.Mutex
+		out outcome
+	)
+	fast := func(frame []byte, _ netip.AddrPort) bool {
+		if frame[0]&0xC0 == 0x40 && frame[1]&1 == 1 {
+			return false
+		}
+		mu.Lock()
+		out.fast = append(out.fast, append([]byte(nil), frame...))
+		mu.Unlock()
+		return true
+	}
+	g := gate.New(&gate.Policy{}, gate.Hooks{Accepting: func() bool { return false }})
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, client := acceptPair(t, gate.Listener(ln, g, time.Second, fast), func() (net.Conn, error) {
+		return net.Dial("tcp4", ln.Addr().String())
+	})
+	g.Allocated(server.RemoteAddr(), server.LocalAddr(), r)
+	go func() {
+		defer client.(*net.TCPConn).CloseWrite()
+		for b := data; len(b) > 0; b = b[min(chunk, len(b)):] {
+			if _, err := client.Write(b[:min(chunk, len(b))]); err != nil {
+				return // the framer gave up and the server end closed
+			}
+		}
+	}()
+	buf := make([]byte, 1600)
+	for {
+		n, err := server.Read(buf)
+		out.pion = append(out.pion, buf[:n]...)
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, io.EOF):
+			out.end = "eof"
+		case errors.Is(err, gate.ErrBadFraming):
+			out.end = "bad framing"
+		default:
+			t.Fatalf("Read: %v", err)
+		}
+		_ = server.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		return outcome{pion: out.pion, fast: slices.Clone(out.fast), end: out.end}
 	}
 }

@@ -101,7 +101,7 @@ func writeChunks(t *testing.T, c net.Conn, b []byte, chunk int) {
 
 // passingFrames is a stream the gate leaves alone, ending in frames of the
 // largest sizes a stream can carry.
-func passingFrames(t *testing.T) [][]byte {
+func passingFrames(t testing.TB) [][]byte {
 	big, err := stun.Build(stun.TransactionID, stun.NewType(stun.MethodSend, stun.ClassIndication),
 		xorAddr{stun.AttrXORPeerAddress, net.IPv4(127, 0, 0, 2), 9},
 		stun.RawAttribute{Type: stun.AttrData, Value: bytes.Repeat([]byte{0xA5}, 65000)})
