@@ -69,31 +69,39 @@ func TestRawTryWrite(t *testing.T) {
 	_ = server.SetWriteBuffer(4096)
 	_ = client.SetReadBuffer(4096)
 	r, _ := NewRaw(server)
-	msg := bytes.Repeat([]byte("0123456789abcdef"), 64) // 1 KiB
+	kib := bytes.Repeat([]byte("0123456789abcdef"), 64)
+	fillThenWait(t, r, client, 1, func() bool { return r.TryWrite(kib) })
+}
+
+// fillThenWait calls try (which writes perTry 1 KiB messages, all or
+// nothing) until the buffers are full, then writes "TAIL" with waiting, and
+// checks that every message arrived whole and the waiting write after them:
+// a remainder finished in the background goes first.
+func fillThenWait(t *testing.T, r *Raw, client *net.TCPConn, perTry int, try func() bool) {
+	t.Helper()
+	kib := bytes.Repeat([]byte("0123456789abcdef"), 64)
 	sent := 0
-	for r.TryWrite(msg) { // until the buffers are full: never blocks
-		sent++
+	for try() { // never blocks
+		sent += perTry
 		if sent > 100000 {
 			t.Fatal("the send buffer never filled")
 		}
 	}
-	// Another message, written with waiting, must follow the last complete
-	// one: a remainder finished in the background goes first.
 	tail := []byte("TAIL")
 	done := make(chan error, 1)
 	go func() { _, err := r.Write(tail); done <- err }()
-	got := make([]byte, sent*len(msg)+len(tail))
+	got := make([]byte, sent*len(kib)+len(tail))
 	_ = client.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, err := io.ReadFull(client, got); err != nil {
 		t.Fatalf("after %d messages: %v", sent, err)
 	}
 	for i := 0; i < sent; i++ {
-		if chunk := got[i*len(msg) : (i+1)*len(msg)]; !bytes.Equal(chunk, msg) {
+		if chunk := got[i*len(kib) : (i+1)*len(kib)]; !bytes.Equal(chunk, kib) {
 			t.Fatalf("message %d of %d arrived torn: %q...", i, sent, chunk[:32])
 		}
 	}
-	if string(got[sent*len(msg):]) != "TAIL" {
-		t.Fatalf("the waiting write came out as %q", got[sent*len(msg):])
+	if string(got[sent*len(kib):]) != "TAIL" {
+		t.Fatalf("the waiting write came out as %q", got[sent*len(kib):])
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -191,29 +199,5 @@ func TestRawTryWritev(t *testing.T) {
 	// Fill the buffers with batches of three 1 KiB messages.
 	kib := bytes.Repeat([]byte("0123456789abcdef"), 64)
 	batch := [][]byte{kib, kib, kib}
-	sent := 0
-	for r.TryWritev(batch) {
-		sent++
-		if sent > 100000 {
-			t.Fatal("the send buffer never filled")
-		}
-	}
-	tail := []byte("TAIL")
-	done := make(chan error, 1)
-	go func() { _, err := r.Write(tail); done <- err }()
-	all := make([]byte, sent*3*len(kib)+len(tail))
-	if _, err := io.ReadFull(client, all); err != nil {
-		t.Fatalf("after %d batches: %v", sent, err)
-	}
-	for i := 0; i < sent*3; i++ {
-		if chunk := all[i*len(kib) : (i+1)*len(kib)]; !bytes.Equal(chunk, kib) {
-			t.Fatalf("message %d of %d arrived torn: %q...", i, sent*3, chunk[:32])
-		}
-	}
-	if string(all[sent*3*len(kib):]) != "TAIL" {
-		t.Fatalf("the waiting write came out as %q", all[sent*3*len(kib):])
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	fillThenWait(t, r, client, len(batch), func() bool { return r.TryWritev(batch) })
 }
