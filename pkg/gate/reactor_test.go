@@ -349,3 +349,33 @@ func streamOutcome(t *testing.T, data []byte, chunk int, r gate.Reactor) outcome
 		return outcome{pion: out.pion, fast: slices.Clone(out.fast), end: out.end}
 	}
 }
+
+// TestStreamReactorReset: a client that resets its connection while the
+// reactor reads it ends pion's Read with the error, not a hang.
+func TestStreamReactorReset(t *testing.T) {
+	r := newTestReactor(t)
+	server, client := reactorPair(t, r, func([]byte, netip.AddrPort) bool { return true })
+	done := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := server.Read(make([]byte, 1600)); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	r.waitWatch(t)
+	if _, err := client.Write(channelData([]byte("relayed, then reset"), true)); err != nil {
+		t.Fatal(err)
+	}
+	_ = client.(*net.TCPConn).SetLinger(0) // close with RST
+	_ = client.Close()
+	select {
+	case err := <-done:
+		if errors.Is(err, io.EOF) || !errors.Is(err, unix.ECONNRESET) {
+			t.Fatalf("Read after a reset: %v, want ECONNRESET", err)
+		}
+	case <-time.After(ioTimeout):
+		t.Fatal("Read still waits after the client reset the connection")
+	}
+}
