@@ -46,6 +46,21 @@ func (w *watchLog) next(t *testing.T) string {
 	}
 }
 
+// wantUnread writes data on the client's connection and checks, once the
+// loop has run a pass since (marker mark), that ready was not called for it.
+func (w *watchLog) wantUnread(t *testing.T, data, mark, when string) {
+	t.Helper()
+	if _, err := w.stream.conn.Write([]byte(data)); err != nil {
+		t.Fatal(err)
+	}
+	passed(t, w.stream, mark)
+	select {
+	case got := <-w.got:
+		t.Fatalf("ready was called %s (read %q)", when, got)
+	default:
+	}
+}
+
 // passed proves the loop has run a pass since now: a datagram sent to the
 // relay socket reaches the client. Anything readable before it was seen by
 // that pass or an earlier one.
@@ -89,15 +104,7 @@ func TestLoopReadsAClientConnection(t *testing.T) {
 		t.Fatalf("ready read %q, want \"stop\"", got)
 	}
 	// ready said false: the connection is out of the set.
-	if _, err := sc.conn.Write([]byte("unread")); err != nil {
-		t.Fatal(err)
-	}
-	passed(t, &sc, "mark")
-	select {
-	case got := <-w.got:
-		t.Fatalf("ready was called again after it returned false (read %q)", got)
-	default:
-	}
+	w.wantUnread(t, "unread", "mark", "after it returned false")
 	if loop.Unwatch(fd) {
 		t.Fatal("Unwatch found a connection that ready had let go")
 	}
@@ -112,15 +119,7 @@ func TestLoopReadsAClientConnection(t *testing.T) {
 	if !loop.Unwatch(fd) {
 		t.Fatal("Unwatch did not find a watched connection")
 	}
-	if _, err := sc.conn.Write([]byte("after")); err != nil {
-		t.Fatal(err)
-	}
-	passed(t, &sc, "mk2!")
-	select {
-	case got := <-w.got:
-		t.Fatalf("ready was called after Unwatch (read %q)", got)
-	default:
-	}
+	w.wantUnread(t, "after", "mk2!", "after Unwatch")
 }
 
 // TestLoopReleasesOnClose: a loop that stops hands every connection it was
