@@ -17,6 +17,8 @@
 // A plain TCP client's connection holding an allocation is read by a
 // Reactor (the relay's loop) that relays its data frames and hands anything
 // else to pion's goroutine for the connection (stream.go).
+// The gate also knows which messages pion is handling, so that closing the
+// server can wait for their answers first (Quiesce, inflight.go).
 // The package knows nothing about HTTP, Prometheus or the drain's internals:
 // it asks a Policy.
 package gate

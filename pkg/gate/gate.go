@@ -45,6 +45,8 @@ type Gate struct {
 	streams streamTable
 	// limiter bounds unauthenticated and failing requests per client IP.
 	limiter *ratelimit.Limiter
+	// flight counts the messages pion is handling (Quiesce).
+	flight *inFlight
 }
 
 type fiveTuple struct{ client, server string }
@@ -53,7 +55,7 @@ type keyChoice struct{ client, username string }
 
 // New returns a gate applying p.
 func New(p *Policy, h Hooks) *Gate {
-	g := &Gate{hooks: h, limiter: ratelimit.New(0, nil)}
+	g := &Gate{hooks: h, limiter: ratelimit.New(0, nil), flight: newInFlight()}
 	g.SetPolicy(p)
 	return g
 }

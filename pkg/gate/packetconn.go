@@ -42,6 +42,7 @@ type packetConn struct {
 	hint  *PortHint
 	fast  FastPath
 	batch *mmsg.Reader
+	busy  handing // pion holds a packet from this socket
 }
 
 // ReadFrom returns the next packet pion should handle.
@@ -51,8 +52,10 @@ type packetConn struct {
 // allocation; everything else costs the gate a two-byte look, plus the
 // net.Addr pion needs.
 func (c *packetConn) ReadFrom(p []byte) (int, net.Addr, error) {
-	// pion has finished with the previous packet: its hint is stale.
+	// pion has finished with the previous packet: its hint is stale, and
+	// its answer is written.
 	c.hint.set(0)
+	c.busy.back(c.g.flight)
 	for {
 		buf, n, from, err := c.batch.Next()
 		if err != nil {
@@ -61,15 +64,19 @@ func (c *packetConn) ReadFrom(p []byte) (int, net.Addr, error) {
 		out, addr, v, port := c.handle(buf[:n], from)
 		switch v {
 		case Pass:
-			c.hint.set(port)
-			return copy(p, buf[:n]), addr, nil
+			if c.busy.hand(c.g.flight) {
+				c.hint.set(port)
+				return copy(p, buf[:n]), addr, nil
+			}
 		case Rewrite:
-			if len(out) <= len(p) { // a rewrite only ever shrinks or keeps the size
+			// A rewrite only ever shrinks or keeps the size.
+			if len(out) <= len(p) && c.busy.hand(c.g.flight) {
 				c.hint.set(port)
 				return copy(p, out), addr, nil
 			}
 		}
-		// Answered (or an impossible oversized rewrite): nothing for pion; read on.
+		// Answered, quiescing (or an impossible oversized rewrite): nothing
+		// for pion; read on.
 	}
 }
 

@@ -111,6 +111,8 @@ type streamConn struct {
 	releasedFn func()
 	watchMu    sync.Mutex // orders Watch against Close
 	closing    bool       // under watchMu: Close has begun, never Watch again
+
+	busy handing // pion holds STUN messages from this connection
 }
 
 // Reactor reads a plain TCP client's connection for the gate once the
@@ -152,6 +154,7 @@ const (
 
 // Read hands pion vetted bytes, framing and inspecting more as needed.
 func (c *streamConn) Read(p []byte) (int, error) {
+	c.busy.back(c.g.flight) // pion has answered what it read before
 	if !c.handshaken {
 		if err := c.handshake(); err != nil {
 			return 0, err
@@ -188,6 +191,9 @@ func (c *streamConn) Read(p []byte) (int, error) {
 		if !c.await() {
 			c.fill()
 		}
+	}
+	if !c.busy.hand(c.g.flight) {
+		return 0, net.ErrClosed // the server is closing
 	}
 	n := copy(p, c.buf[c.rd:c.vetted])
 	c.rd += n
@@ -415,6 +421,7 @@ func (c *streamConn) Write(b []byte) (int, error) {
 // have been reused), and a Read waiting for it wakes to net.ErrClosed.
 func (c *streamConn) Close() error {
 	c.closed.Do(func() {
+		c.busy.back(c.g.flight)
 		c.g.streams.drop(c.RemoteAddr(), c.LocalAddr(), c)
 		c.watchMu.Lock()
 		c.closing = true

@@ -1,14 +1,20 @@
 package server_test
 
 import (
+	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/pkg/server"
 )
 
 // TestCloseEndsEveryAllocation closes the server under live UDP and TCP
@@ -76,4 +82,63 @@ func TestCloseIsIdempotent(t *testing.T) {
 	if _, err := net.Dial("tcp", tcpAddr(t, s)); err == nil {
 		t.Error("tcp listener still accepts after close")
 	}
+}
+
+// TestCloseAnswersRequestsInFlight closes the server the way the drain
+// does when a client's Refresh with lifetime 0 ends the last allocation:
+// at the moment pion counts the deletion, before pion has written its 200
+// (pion deletes first and answers after). The client must still get the
+// 200; it used to read EOF over TCP, or nothing over UDP.
+//
+// The close starts from the log record of the deletion, which pion's
+// handler writes before it answers, and that record is held until Close has
+// begun waiting for the answer, so the close always lands in the window.
+func TestCloseAnswersRequestsInFlight(t *testing.T) {
+	for _, network := range []string{"udp", "tcp"} {
+		t.Run(network, func(t *testing.T) {
+			h := &closeOnDeletion{answering: make(chan struct{})}
+			opts := testOptions()
+			opts.Logger = slog.New(h)
+			s := start(t, opts)
+			h.s.Store(s)
+			c := dial(t, s, network)
+			c.MustAllocate()
+			if code := c.Refresh(0); code != 0 {
+				t.Fatalf("refresh lifetime 0 as the server closed: error %d, want 200", code)
+			}
+			select {
+			case <-s.Done():
+			case <-time.After(waitTimeout):
+				t.Fatal("the server did not close")
+			}
+		})
+	}
+}
+
+// closeOnDeletion is a log handler that closes the server when an
+// allocation is deleted and holds pion's handler, which logged it, until
+// Close is waiting for its answer (or, without that wait, has finished).
+type closeOnDeletion struct {
+	s         atomic.Pointer[server.Server] // set once the server runs
+	answering chan struct{}
+	once      sync.Once
+}
+
+func (h *closeOnDeletion) Enabled(context.Context, slog.Level) bool { return true }
+func (h *closeOnDeletion) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *closeOnDeletion) WithGroup(string) slog.Handler            { return h }
+
+func (h *closeOnDeletion) Handle(_ context.Context, r slog.Record) error {
+	switch r.Message {
+	case "allocation deleted":
+		s := h.s.Load()
+		go s.Close()
+		select {
+		case <-h.answering:
+		case <-s.Done():
+		}
+	case "closing: answering requests in flight":
+		h.once.Do(func() { close(h.answering) })
+	}
+	return nil
 }

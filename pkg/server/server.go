@@ -263,14 +263,39 @@ func listenerAddrs(ls []net.Listener) []net.Addr {
 	return out
 }
 
+// answerGrace bounds how long Close waits for pion to answer the requests
+// it is handling: microseconds, unless a client's connection stopped taking
+// bytes and the answer's write blocks.
+const answerGrace = 500 * time.Millisecond
+
+// answerPending lets pion answer the requests it is handling before the
+// sockets close, for at most answerGrace.
+func (s *Server) answerPending() {
+	pending, answered := s.gate.Quiesce()
+	if pending == 0 {
+		return
+	}
+	s.log.Debug("closing: answering requests in flight", "requests", pending)
+	t := time.NewTimer(answerGrace)
+	defer t.Stop()
+	select {
+	case <-answered:
+	case <-t.C:
+		s.log.Warn("closing with requests unanswered", "waited", answerGrace)
+	}
+}
+
 // Done is closed once Close has run.
 func (s *Server) Done() <-chan struct{} { return s.closed }
 
 // Close stops serving and ends every allocation at once. The drain calls it
 // only when it is over (no allocations left, or its deadline passed).
+// Requests pion is handling are answered first, for at most answerGrace:
+// the Refresh with lifetime 0 that ended a drain gets its 200.
 func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		s.answerPending()
 		err = s.turn.Close()
 		if errors.Is(err, net.ErrClosed) {
 			err = nil
