@@ -433,6 +433,19 @@ func (c *streamConn) Close() error {
 	return c.Conn.Close()
 }
 
+// RemoteAddr returns the client's address, a new object for every call:
+// pion keys an allocation by the one it got with the Allocate request, and
+// the relay changes that object once the allocation is deleted
+// (relay/retire.go), which must not change the connection's.
+func (c *streamConn) RemoteAddr() net.Addr {
+	a := c.Conn.RemoteAddr()
+	if ta, ok := a.(*net.TCPAddr); ok {
+		cp := *ta
+		return &cp
+	}
+	return a
+}
+
 // WriteTo lets the gate answer on the connection (the address is implied).
 func (c *streamConn) WriteTo(b []byte, _ net.Addr) (int, error) { return c.writeConn(b) }
 

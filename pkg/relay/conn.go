@@ -43,6 +43,12 @@ type Conn struct {
 	fd       int32     // the socket's descriptor, for the fast paths' raw system calls
 	fdMu     sync.RWMutex
 	fdClosed bool
+
+	// The address object pion keyed the allocation by, and the report of
+	// its deletion, after which pion's goroutine for the socket retires
+	// the key (retire.go).
+	keyedBy  atomic.Pointer[net.Addr]
+	reported chan struct{}
 }
 
 // clientPath is where the downlink goes: the client's address via the lane
@@ -87,6 +93,14 @@ type channel struct {
 // padding over UDP) or a Data indication head can be put in front of it in
 // place, and padding after it; no heap allocation.
 func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
+	n, addr, err := c.readFrom(p)
+	if err != nil && c.isClosed() {
+		c.retire() // pion deletes by 5-tuple next: see retire.go
+	}
+	return n, addr, err
+}
+
+func (c *Conn) readFrom(p []byte) (int, net.Addr, error) {
 	if c.loop != nil {
 		<-c.done
 		return 0, nil, net.ErrClosed
@@ -256,6 +270,7 @@ func (c *Conn) Close() error {
 	}
 	err := c.Socket.Close()
 	c.once.Do(func() {
+		c.gen.awaitingReport(c)
 		if c.done != nil {
 			close(c.done)
 		}
@@ -263,6 +278,13 @@ func (c *Conn) Close() error {
 		c.gen.forget(c)
 	})
 	return err
+}
+
+// isClosed reports whether Close has begun.
+func (c *Conn) isClosed() bool {
+	c.fdMu.RLock()
+	defer c.fdMu.RUnlock()
+	return c.fdClosed
 }
 
 func unmap(a netip.AddrPort) netip.AddrPort {

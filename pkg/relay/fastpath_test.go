@@ -165,6 +165,7 @@ func TestDownlinkChannelDataDataIndicationOrDrop(t *testing.T) {
 		t.Fatalf("the stranger's datagram reached the client: % x", buf[:n])
 	}
 	r.relay.Close()
+	r.gen.Deleted(relayAddr) // as pion reports the deletion after the close
 	if err := <-pionGot; !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("pion's read loop ended with %v, want net.ErrClosed", err)
 	}

@@ -46,6 +46,12 @@ type Generator struct {
 	up       upTable
 	byClient clientTable
 
+	// retiring holds closed sockets until pion reports their allocation
+	// deleted (retire.go); nil once the generator has closed.
+	retiring  map[liveKey]*Conn
+	closed    chan struct{}
+	closeOnce sync.Once
+
 	loopsOnce sync.Once
 	loops     []*downlink // one per two CPUs, started with the first allocation they serve
 	loopsErr  error
@@ -64,7 +70,10 @@ func New(opts Options) *Generator {
 	if opts.Counters == nil {
 		opts.Counters = &Counters{}
 	}
-	return &Generator{opts: opts, live: make(map[liveKey]*Conn), held: make(map[liveKey]*held)}
+	return &Generator{
+		opts: opts, live: make(map[liveKey]*Conn), held: make(map[liveKey]*held),
+		retiring: make(map[liveKey]*Conn), closed: make(chan struct{}),
+	}
 }
 
 // Counters returns the traffic totals of every relay socket this generator made.
@@ -318,12 +327,15 @@ func (g *Generator) SetDontFragment(relayAddr net.Addr) error {
 // AttachClient tells the relay advertised as relayAddr who its client is,
 // which turns on the fast paths for it: a UDP client is answered through the
 // allocation's lane; a TCP or TLS client through stream, its connection
-// (nil leaves a stream client to pion).
+// (nil leaves a stream client to pion). client must be the address object
+// pion keyed the allocation by: once the relay socket is closed, ReadFrom
+// returns only after Deleted (or Close), having retired it (retire.go).
 func (g *Generator) AttachClient(relayAddr, client net.Addr, stream io.Writer) error {
 	cc, err := g.conn(relayAddr)
 	if err != nil {
 		return fmt.Errorf("attach client: %w", err)
 	}
+	cc.retireAfterReport(client)
 	var cp *clientPath
 	switch a := client.(type) {
 	case *net.UDPAddr:

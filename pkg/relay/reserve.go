@@ -82,6 +82,12 @@ func (g *Generator) takeHeld(k liveKey) *mmsg.Socket {
 // server is stopping; its allocations are closed already).
 func (g *Generator) Close() {
 	g.loopsOnce.Do(func() {}) // no loop starts after this
+	g.closeOnce.Do(func() {
+		g.mu.Lock()
+		g.retiring = nil
+		g.mu.Unlock()
+		close(g.closed)
+	})
 	for _, d := range g.loops {
 		d.close()
 	}

@@ -153,6 +153,8 @@ func (s *Server) events() turn.EventHandler {
 			s.log.Info("allocation deleted", "user", userID, "client", src.String(), "transport", info.Transport.String(),
 				"relay", info.Relay.String(), "duration", time.Since(info.Created).Round(time.Millisecond),
 				"allocations", s.registry.Count())
+			// Last: src may be the object the relay retires (relay/retire.go).
+			s.relay.Deleted(info.Relay)
 		},
 	}
 }

@@ -2,13 +2,12 @@ package server_test
 
 import (
 	"net"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/stacks"
 	"github.com/turnd/turnd/internal/testturn"
 	"github.com/turnd/turnd/pkg/allocation"
 )
@@ -142,7 +141,7 @@ func TestTCPClientReadByRelayLoop(t *testing.T) {
 	c.MustAllocate()
 	mustPermit(t, c, peer)
 	mustEcho(t, c, peer, "through the loop")
-	waitStack(t, "gate.(*streamConn).await")
+	stacks.Wait(t, "gate.(*streamConn).await", waitTimeout)
 	if code := c.Refresh(10 * time.Minute); code != 0 {
 		t.Fatalf("refresh over a loop-read connection: error %d", code)
 	}
@@ -150,21 +149,4 @@ func TestTCPClientReadByRelayLoop(t *testing.T) {
 	mustEcho(t, c, peer, "after the refresh")
 	c.Close()
 	waitCount(t, s.Registry(), 0)
-}
-
-// waitStack waits until some goroutine's stack shows fn.
-func waitStack(t *testing.T, fn string) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if strings.Contains(string(buf[:n]), fn) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no goroutine in %s", fn)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition no event announces
-	}
 }
