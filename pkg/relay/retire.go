@@ -28,6 +28,10 @@ import "net"
 // The goroutine waits for the report, not just for the close, because pion
 // reads the object while it reports: an expired allocation is deleted with
 // a.fiveTuple itself, and OnAllocationDeleted gets its source address.
+// A permission or channel timer of pion's that fired just as the
+// allocation closed may still read the object for its own report; turnd's
+// handlers of those reports do not use the client address.
+//
 // When pion closes allocations without deleting them (its Manager.Close,
 // as the server stops), no report comes: the goroutine's lookup is then
 // the deletion, and ReadFrom returns, with the key intact, once the
