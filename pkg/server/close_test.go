@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -96,11 +97,25 @@ func TestCloseIsIdempotent(t *testing.T) {
 func TestCloseAnswersRequestsInFlight(t *testing.T) {
 	for _, network := range []string{"udp", "tcp"} {
 		t.Run(network, func(t *testing.T) {
-			h := &closeOnDeletion{answering: make(chan struct{})}
+			var srv atomic.Pointer[server.Server] // set once the server runs
+			answering := make(chan struct{})
+			var once sync.Once
 			opts := testOptions()
-			opts.Logger = slog.New(h)
+			opts.Logger = slog.New(hookLog(func(r slog.Record) {
+				switch r.Message {
+				case "allocation deleted":
+					s := srv.Load()
+					go s.Close()
+					select { // held until Close waits (or, without that wait, has finished)
+					case <-answering:
+					case <-s.Done():
+					}
+				case "closing: answering requests in flight":
+					once.Do(func() { close(answering) })
+				}
+			}))
 			s := start(t, opts)
-			h.s.Store(s)
+			srv.Store(s)
 			c := dial(t, s, network)
 			c.MustAllocate()
 			if code := c.Refresh(0); code != 0 {
@@ -115,30 +130,68 @@ func TestCloseAnswersRequestsInFlight(t *testing.T) {
 	}
 }
 
-// closeOnDeletion is a log handler that closes the server when an
-// allocation is deleted and holds pion's handler, which logged it, until
-// Close is waiting for its answer (or, without that wait, has finished).
-type closeOnDeletion struct {
-	s         atomic.Pointer[server.Server] // set once the server runs
-	answering chan struct{}
-	once      sync.Once
+// TestCloseBoundsTheWaitForAnswers: a request pion never finishes (here a
+// Binding request whose handler is held in the log; in life, an answer
+// written to a client that stopped reading) delays Close by a bounded
+// grace, with a warning, instead of forever.
+func TestCloseBoundsTheWaitForAnswers(t *testing.T) {
+	held, release := make(chan struct{}), make(chan struct{})
+	var warned atomic.Bool
+	opts := testOptions()
+	opts.Config.Limits.UnauthenticatedRate = 0
+	opts.Logger = slog.New(hookLog(func(r slog.Record) {
+		switch {
+		case strings.HasPrefix(r.Message, "Received BindingRequest from"):
+			close(held)
+			<-release
+		case r.Message == "closing with requests unanswered":
+			warned.Store(true)
+		}
+	}))
+	s := start(t, opts)
+	var released sync.Once
+	t.Cleanup(func() { released.Do(func() { close(release) }) })
+	raw, err := net.Dial("udp", udpAddr(t, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	bind, err := stun.Build(stun.TransactionID, stun.BindingRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Write(bind.Raw); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(waitTimeout):
+		t.Fatal("pion did not handle the Binding request")
+	}
+	begun := time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	took := time.Since(begun)
+	released.Do(func() { close(release) })
+	if took > 2*time.Second {
+		t.Errorf("Close took %v with a request never answered, want about 500 ms", took)
+	}
+	if !warned.Load() {
+		t.Error("no warning that Close left a request unanswered")
+	}
 }
 
-func (h *closeOnDeletion) Enabled(context.Context, slog.Level) bool { return true }
-func (h *closeOnDeletion) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h *closeOnDeletion) WithGroup(string) slog.Handler            { return h }
+// hookLog is a log handler that runs its function on every record, on the
+// goroutine that logs it: for the records above, pion's handler of a
+// request, which the function can hold.
+type hookLog func(slog.Record)
 
-func (h *closeOnDeletion) Handle(_ context.Context, r slog.Record) error {
-	switch r.Message {
-	case "allocation deleted":
-		s := h.s.Load()
-		go s.Close()
-		select {
-		case <-h.answering:
-		case <-s.Done():
-		}
-	case "closing: answering requests in flight":
-		h.once.Do(func() { close(h.answering) })
-	}
+func (h hookLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h hookLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h hookLog) WithGroup(string) slog.Handler            { return h }
+
+func (h hookLog) Handle(_ context.Context, r slog.Record) error {
+	h(r)
 	return nil
 }
