@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -47,17 +48,25 @@ func DialTLS(t *testing.T, addr string, cfg *tls.Config, user, pass string) *Cli
 	return &Client{t: t, conn: conn, stream: true, user: user, pass: pass}
 }
 
-// DialFrom is Dial from the local IP address from ("" for any): tests use
-// 127.0.0.2 and up to be a different client host on loopback.
+// DialFrom is Dial from the local address from: an IP address ("" for
+// any), or an IP address and port. Tests use 127.0.0.2 and up to be a
+// different client host on loopback, and a port to be a given client.
 func DialFrom(t *testing.T, network, from, addr, user, pass string) *Client {
 	t.Helper()
 	d := net.Dialer{}
 	if from != "" {
-		ip := net.ParseIP(from)
+		host, port := from, 0
+		if h, p, err := net.SplitHostPort(from); err == nil {
+			host = h
+			if port, err = strconv.Atoi(p); err != nil {
+				t.Fatalf("dial from %q: %v", from, err)
+			}
+		}
+		ip := net.ParseIP(host)
 		if network == "tcp" {
-			d.LocalAddr = &net.TCPAddr{IP: ip}
+			d.LocalAddr = &net.TCPAddr{IP: ip, Port: port}
 		} else {
-			d.LocalAddr = &net.UDPAddr{IP: ip}
+			d.LocalAddr = &net.UDPAddr{IP: ip, Port: port}
 		}
 	}
 	conn, err := d.Dial(network, addr)

@@ -41,10 +41,17 @@ type Registry struct {
 	changed chan struct{}
 }
 
-type key struct{ client, server string }
+// key is a 5-tuple. The network is part of it: a UDP client and a TCP
+// client may share an address and port number (two users behind one
+// carrier-grade NAT, which maps UDP and TCP separately).
+type key struct{ network, client, server string }
 
 func keyOf(client, server net.Addr) key {
-	return key{client: addrString(client), server: addrString(server)}
+	k := key{client: addrString(client), server: addrString(server)}
+	if client != nil {
+		k.network = client.Network()
+	}
+	return k
 }
 
 func addrString(a net.Addr) string {

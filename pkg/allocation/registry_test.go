@@ -81,6 +81,25 @@ func TestRegistryReAddSameFiveTupleKeepsCounts(t *testing.T) {
 	}
 }
 
+// TestRegistryUDPAndTCPFromOneAddress: the same address and port number
+// over UDP and over TCP are two 5-tuples, and two allocations.
+func TestRegistryUDPAndTCPFromOneAddress(t *testing.T) {
+	r := NewRegistry(Limits{})
+	tcp := func(port int) net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port} }
+	r.Add(Info{Client: udp(5000), Server: udp(3478), Transport: UDP, User: "a"})
+	r.Add(Info{Client: tcp(5000), Server: tcp(3478), Transport: TCP, User: "b"})
+	if r.Count() != 2 {
+		t.Fatalf("count %d, want 2", r.Count())
+	}
+	if _, ok := r.Remove(udp(5000), udp(3478)); !ok {
+		t.Fatal("the UDP allocation was not found")
+	}
+	if !r.Has(tcp(5000), tcp(3478)) || r.Has(udp(5000), udp(3478)) || r.Count() != 1 {
+		t.Fatalf("after removing the UDP allocation: TCP present %v, UDP present %v, count %d; want true, false, 1",
+			r.Has(tcp(5000), tcp(3478)), r.Has(udp(5000), udp(3478)), r.Count())
+	}
+}
+
 func TestRegistryChangedIsCoalescedAndNeverBlocks(t *testing.T) {
 	r := NewRegistry(Limits{})
 	for i := 0; i < 100; i++ { // would deadlock if notify blocked

@@ -49,9 +49,15 @@ type Gate struct {
 	flight *inFlight
 }
 
-type fiveTuple struct{ client, server string }
+// fiveTuple names a client's 5-tuple. The network is part of it: a UDP
+// client and a TCP client may share an address and port number.
+type fiveTuple struct{ network, client, server string }
 
-type keyChoice struct{ client, username string }
+func tupleOf(client, server net.Addr) fiveTuple {
+	return fiveTuple{client.Network(), client.String(), server.String()}
+}
+
+type keyChoice struct{ network, client, username string }
 
 // New returns a gate applying p.
 func New(p *Policy, h Hooks) *Gate {
@@ -159,13 +165,13 @@ func addrOf(a net.Addr) netip.Addr {
 
 // TakeDontFragment reports (once) whether the allocation of this 5-tuple asked for DONT-FRAGMENT.
 func (g *Gate) TakeDontFragment(client, server net.Addr) bool {
-	_, ok := g.dontFragment.take(fiveTuple{client.String(), server.String()})
+	_, ok := g.dontFragment.take(tupleOf(client, server))
 	return ok
 }
 
 // TakeKey returns (once) the key that verified the last request of username from client.
 func (g *Gate) TakeKey(client net.Addr, username string) ([]byte, bool) {
-	return g.chosenKey.take(keyChoice{client.String(), username})
+	return g.chosenKey.take(keyChoice{client.Network(), client.String(), username})
 }
 
 // nextAlternate rotates through the alternates so redirected clients spread out.

@@ -34,7 +34,7 @@ func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Resp
 		return nil, Pass, 0
 	}
 	if len(keys) > 1 {
-		g.chosenKey.put(keyChoice{src.String(), username.String()}, key)
+		g.chosenKey.put(keyChoice{src.Network(), src.String(), username.String()}, key)
 	}
 
 	switch msg.Type {
@@ -157,7 +157,7 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 	// and hide it from pion, which would answer 420.
 	df := msg.Contains(stun.AttrDontFragment)
 	if df {
-		g.dontFragment.put(fiveTuple{src.String(), local.String()}, struct{}{})
+		g.dontFragment.put(tupleOf(src, local), struct{}{})
 	}
 
 	// Step 5: a RESERVATION-TOKEN known to the group becomes a port hint

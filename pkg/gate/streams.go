@@ -23,12 +23,12 @@ func (t *streamTable) put(client, server net.Addr, c *streamConn) {
 	if t.m == nil {
 		t.m = make(map[fiveTuple]*streamConn)
 	}
-	t.m[fiveTuple{client.String(), server.String()}] = c
+	t.m[tupleOf(client, server)] = c
 	t.mu.Unlock()
 }
 
 func (t *streamTable) drop(client, server net.Addr, c *streamConn) {
-	k := fiveTuple{client.String(), server.String()}
+	k := tupleOf(client, server)
 	t.mu.Lock()
 	if t.m[k] == c {
 		delete(t.m, k)
@@ -42,7 +42,7 @@ func (t *streamTable) drop(client, server net.Addr, c *streamConn) {
 func (g *Gate) Stream(client, server net.Addr) (io.Writer, bool) {
 	g.streams.mu.Lock()
 	defer g.streams.mu.Unlock()
-	c, ok := g.streams.m[fiveTuple{client.String(), server.String()}]
+	c, ok := g.streams.m[tupleOf(client, server)]
 	if !ok {
 		return nil, false
 	}
@@ -59,7 +59,7 @@ func (g *Gate) Stream(client, server net.Addr) (io.Writer, bool) {
 // connection stays with its own goroutine.
 func (g *Gate) Allocated(client, server net.Addr, r Reactor) {
 	g.streams.mu.Lock()
-	c, ok := g.streams.m[fiveTuple{client.String(), server.String()}]
+	c, ok := g.streams.m[tupleOf(client, server)]
 	g.streams.mu.Unlock()
 	if !ok {
 		return

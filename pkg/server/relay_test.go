@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -92,6 +93,39 @@ func TestMixedTransports(t *testing.T) {
 	}
 	waitCount(t, reg, 1)
 	wantByTransport(t, reg, 1, 0, 0)
+}
+
+// TestOneAddressOverUDPAndTCP: a UDP client and a TCP client may have the
+// same IP address and port number (two users behind one carrier-grade NAT,
+// which maps UDP and TCP separately). They hold two allocations, and the
+// registry, which the drain waits on, must count two: one of them ending
+// must not end the other's record, or the drain would finish with a call
+// still live.
+func TestOneAddressOverUDPAndTCP(t *testing.T) {
+	port := testturn.FreePort(t)
+	opts := testOptions()
+	opts.Config.Listen.UDP = []string{fmt.Sprintf("127.0.0.1:%d", port)}
+	opts.Config.Listen.TCP = opts.Config.Listen.UDP
+	s := start(t, opts)
+	reg := s.Registry()
+	peer := echoPeer(t)
+	from := fmt.Sprintf("127.0.0.1:%d", testturn.FreePort(t))
+	u := testturn.DialFrom(t, "udp", from, udpAddr(t, s), "demo", "demo")
+	c := testturn.DialFrom(t, "tcp", from, tcpAddr(t, s), "demo", "demo")
+	u.MustAllocate()
+	c.MustAllocate()
+	waitCount(t, reg, 2)
+	wantByTransport(t, reg, 1, 1, 0)
+
+	if code := u.Refresh(0); code != 0 {
+		t.Fatalf("refresh 0 over udp: error %d", code)
+	}
+	waitCount(t, reg, 1)
+	wantByTransport(t, reg, 0, 1, 0)
+	mustPermit(t, c, peer)
+	mustEcho(t, c, peer, "the tcp client relays on")
+	c.Close()
+	waitCount(t, reg, 0)
 }
 
 // TestLifetime checks the lifetime a client gets: the default when it asks

@@ -18,7 +18,7 @@ import (
 // same fixed ports (no "address in use" from connections the dead process
 // left in TIME_WAIT), and serves new clients and old ones that allocate again.
 func TestKill9RestartOnSamePorts(t *testing.T) {
-	port, httpPort := freeTURNPort(t), freeTCPPort(t)
+	port, httpPort := testturn.FreePort(t), testturn.FreeTCPPort(t)
 	cfg := testConfig()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	cfg.Listen.UDP, cfg.Listen.TCP = []string{addr}, []string{addr}
@@ -75,33 +75,6 @@ func relayed(t *testing.T, c *testturn.Client, peer *net.UDPAddr) {
 	if !c.Echo(peer, "relayed") {
 		t.Fatal("no echo through the relay")
 	}
-}
-
-// freeTURNPort returns a loopback port number free for both UDP and TCP a
-// moment ago: turnd listens on both with one number, as on 3478.
-func freeTURNPort(t *testing.T) int {
-	t.Helper()
-	for i := 0; i < 20; i++ {
-		port := freeTCPPort(t)
-		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
-		if err == nil {
-			c.Close()
-			return port
-		}
-	}
-	t.Fatal("no port free for both UDP and TCP")
-	return 0
-}
-
-// freeTCPPort returns a loopback TCP port that was free a moment ago.
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // closingConns counts TCP sockets on loopback whose local port is one of
