@@ -10,10 +10,12 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pion/stun/v4"
+	"golang.org/x/sys/unix"
 
 	"github.com/turnd/turnd/pkg/auth"
 )
@@ -53,7 +55,29 @@ func DialTLS(t *testing.T, addr string, cfg *tls.Config, user, pass string) *Cli
 // different client host on loopback, and a port to be a given client.
 func DialFrom(t *testing.T, network, from, addr, user, pass string) *Client {
 	t.Helper()
-	d := net.Dialer{}
+	return dialFrom(t, net.Dialer{}, network, from, addr, user, pass)
+}
+
+// DialShared is DialFrom with SO_REUSEPORT, so that clients can share one
+// local address and port, as one browser socket talks to every TURN server
+// it was given.
+func DialShared(t *testing.T, network, from, addr, user, pass string) *Client {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
+	return dialFrom(t, d, network, from, addr, user, pass)
+}
+
+func dialFrom(t *testing.T, d net.Dialer, network, from, addr, user, pass string) *Client {
+	t.Helper()
 	if from != "" {
 		host, port := from, 0
 		if h, p, err := net.SplitHostPort(from); err == nil {
@@ -278,6 +302,37 @@ func (c *Client) Echo(peer *net.UDPAddr, data string) bool {
 				if v, err := m.Get(stun.AttrData); err == nil && string(v) == data {
 					return true
 				}
+			}
+		}
+	}
+	return false
+}
+
+// EchoChannel sends data to a UDP echo peer as ChannelData on channel
+// number and waits for it to come back on that channel (UDP clients only;
+// bounded: 10 sends, 300 ms each).
+func (c *Client) EchoChannel(number uint16, data string) bool {
+	c.t.Helper()
+	if c.stream {
+		c.t.Fatal("EchoChannel: UDP clients only")
+	}
+	msg := make([]byte, 4+len(data))
+	binary.BigEndian.PutUint16(msg, number)
+	binary.BigEndian.PutUint16(msg[2:], uint16(len(data)))
+	copy(msg[4:], data)
+	buf := make([]byte, 2048)
+	for i := 0; i < 10; i++ {
+		if _, err := c.conn.Write(msg); err != nil {
+			c.t.Fatal(err)
+		}
+		_ = c.conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		for {
+			n, err := c.conn.Read(buf)
+			if err != nil {
+				break
+			}
+			if n >= 4 && binary.BigEndian.Uint16(buf) == number && string(buf[4:n]) == data {
+				return true
 			}
 		}
 	}

@@ -52,8 +52,8 @@ type Policy struct {
 // cap its permissions and channels. ok is false when the client holds no
 // allocation the fast path knows (pion then answers as usual).
 type Bindings interface {
-	Permissions(client net.Addr) (n int, has func(netip.Addr) bool, ok bool)
-	Channels(client net.Addr) (n int, has func(uint16) bool, ok bool)
+	Permissions(client, server net.Addr) (n int, has func(netip.Addr) bool, ok bool)
+	Channels(client, server net.Addr) (n int, has func(uint16) bool, ok bool)
 }
 
 // Hooks connect the gate to the rest of turnd; every field may be nil.

@@ -68,7 +68,7 @@ func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Resp
 		}
 		fallthrough
 	case stun.NewType(stun.MethodCreatePermission, stun.ClassRequest):
-		if g.overCapacity(p, msg, src) {
+		if g.overCapacity(p, msg, src, local) {
 			if g.hooks.CapacityRefused != nil {
 				g.hooks.CapacityRefused(userID)
 			}
@@ -96,12 +96,12 @@ func (g *Gate) peerAcceptable(p *Policy, peer stun.XORMappedAddress) bool {
 // the allocation past its permission or channel cap (RFC 8656 §9.2, §12.2:
 // the server may refuse with 508 Insufficient Capacity). Refreshing what
 // exists never counts.
-func (g *Gate) overCapacity(p *Policy, msg *stun.Message, src net.Addr) bool {
+func (g *Gate) overCapacity(p *Policy, msg *stun.Message, src, local net.Addr) bool {
 	if p.Bindings == nil {
 		return false
 	}
 	if limit := p.PermissionsPerAllocation; limit > 0 {
-		if n, has, ok := p.Bindings.Permissions(src); ok {
+		if n, has, ok := p.Bindings.Permissions(src, local); ok {
 			fresh := 0
 			_ = msg.ForEach(stun.AttrXORPeerAddress, func(m *stun.Message) error {
 				var a stun.XORMappedAddress
@@ -119,7 +119,7 @@ func (g *Gate) overCapacity(p *Policy, msg *stun.Message, src net.Addr) bool {
 	}
 	if limit := p.ChannelsPerAllocation; limit > 0 && msg.Type.Method == stun.MethodChannelBind {
 		v, err := msg.Get(stun.AttrChannelNumber)
-		if n, has, ok := p.Bindings.Channels(src); ok && err == nil && len(v) >= 2 {
+		if n, has, ok := p.Bindings.Channels(src, local); ok && err == nil && len(v) >= 2 {
 			if !has(binary.BigEndian.Uint16(v)) && n >= limit {
 				return true
 			}

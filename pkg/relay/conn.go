@@ -24,6 +24,7 @@ type Conn struct {
 	gen          *Generator
 	key          liveKey
 	lane         *mmsg.Socket                 // the client-facing socket of the allocation's lane; nil for stream clients
+	server       serverID                     // lane's address in the fast path's keys; streamServer for stream clients
 	client       atomic.Pointer[clientPath]   // set once the allocation's client is known
 	chans        atomic.Pointer[[]channel]    // copy-on-write: a handful of channels per allocation
 	perms        atomic.Pointer[[]netip.Addr] // copy-on-write: peers with a permission (unmapped)
@@ -65,8 +66,8 @@ type tryWriter interface {
 	TryWritev(msgs [][]byte) bool
 }
 
-func (cp *clientPath) key() clientKey {
-	return clientKey{client: unmap(cp.addr), stream: cp.stream != nil}
+func (cp *clientPath) key(server serverID) clientKey {
+	return clientKey{client: unmap(cp.addr), server: server}
 }
 
 // send writes one message to the client.

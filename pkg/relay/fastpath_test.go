@@ -19,6 +19,7 @@ import (
 // channel bound to a peer. All sockets are real, on loopback.
 type fastPathRig struct {
 	gen    *Generator
+	up     func(pkt []byte, client netip.AddrPort) bool // the lane's fast path
 	relay  *Conn
 	lane   *mmsg.Socket // turnd's client-facing socket
 	client *net.UDPConn // the TURN client
@@ -50,6 +51,7 @@ func newFastPathRig(t testing.TB) *fastPathRig {
 	}
 	t.Cleanup(func() { pc.Close() })
 	r.relay = pc.(*Conn)
+	r.up = r.gen.RelayFor(r.lane)
 	if err := r.gen.AttachClient(relayAddr, r.client.LocalAddr(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func channelData(number uint16, payload []byte) []byte {
 func TestUplinkRelaysBoundChannelsOnly(t *testing.T) {
 	r := newFastPathRig(t)
 	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
-	if !r.gen.RelayChannelData(channelData(0x4001, []byte("up")), clientAP) {
+	if !r.up(channelData(0x4001, []byte("up")), clientAP) {
 		t.Fatal("bound channel not relayed")
 	}
 	buf := make([]byte, 64)
@@ -84,13 +86,13 @@ func TestUplinkRelaysBoundChannelsOnly(t *testing.T) {
 		"truncated":      channelData(0x4001, []byte("abc"))[:5],
 		"short":          {0x40, 0x01},
 	} {
-		if r.gen.RelayChannelData(pkt, clientAP) {
+		if r.up(pkt, clientAP) {
 			t.Errorf("%s: relayed", name)
 		}
 	}
 	other := clientAP
 	other = netipAddrPortWithPort(other, other.Port()+1)
-	if r.gen.RelayChannelData(channelData(0x4001, []byte("x")), other) {
+	if r.up(channelData(0x4001, []byte("x")), other) {
 		t.Error("another client's packet took this client's channel")
 	}
 
@@ -98,7 +100,7 @@ func TestUplinkRelaysBoundChannelsOnly(t *testing.T) {
 	if err := r.gen.BindChannel(relayAddrOf(r), r.peer.LocalAddr(), 0x4001, true); err != nil {
 		t.Fatal(err)
 	}
-	if r.gen.RelayChannelData(channelData(0x4001, []byte("late")), clientAP) {
+	if r.up(channelData(0x4001, []byte("late")), clientAP) {
 		t.Fatal("relayed on an unbound channel")
 	}
 }
@@ -180,13 +182,13 @@ func TestUplinkSendIndicationNeedsPermission(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.gen.Relay(send.Raw, clientAP) {
+	if r.up(send.Raw, clientAP) {
 		t.Fatal("Send indication relayed without a permission")
 	}
 	if err := r.gen.Permit(r.relay.LocalAddr(), peerUDP.IP, false); err != nil {
 		t.Fatal(err)
 	}
-	if !r.gen.Relay(send.Raw, clientAP) {
+	if !r.up(send.Raw, clientAP) {
 		t.Fatal("permitted Send indication not relayed")
 	}
 	buf := make([]byte, 64)
@@ -194,13 +196,13 @@ func TestUplinkSendIndicationNeedsPermission(t *testing.T) {
 	if n, _, err := r.peer.ReadFromUDP(buf); err != nil || string(buf[:n]) != "hello" {
 		t.Fatalf("peer got %q (%v)", buf[:n], err)
 	}
-	if a := testing.AllocsPerRun(100, func() { r.gen.Relay(send.Raw, clientAP) }); a != 0 {
+	if a := testing.AllocsPerRun(100, func() { r.up(send.Raw, clientAP) }); a != 0 {
 		t.Errorf("Send indication fast path: %v allocations per packet", a)
 	}
 	if err := r.gen.Permit(r.relay.LocalAddr(), peerUDP.IP, true); err != nil {
 		t.Fatal(err)
 	}
-	if r.gen.Relay(send.Raw, clientAP) {
+	if r.up(send.Raw, clientAP) {
 		t.Fatal("relayed after the permission was revoked")
 	}
 }
@@ -240,7 +242,7 @@ func TestFastPathDoesNotAllocate(t *testing.T) {
 	r := newFastPathRig(t)
 	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
 	pkt := channelData(0x4001, make([]byte, 160))
-	if a := testing.AllocsPerRun(200, func() { r.gen.RelayChannelData(pkt, clientAP) }); a != 0 {
+	if a := testing.AllocsPerRun(200, func() { r.up(pkt, clientAP) }); a != 0 {
 		t.Errorf("uplink: %v allocations per packet", a)
 	}
 
@@ -273,7 +275,7 @@ func BenchmarkUplinkChannelData(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(160)
 	for b.Loop() {
-		r.gen.RelayChannelData(pkt, clientAP)
+		r.up(pkt, clientAP)
 	}
 }
 
@@ -299,7 +301,7 @@ func TestSendToForbiddenPeerIsDropped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !r.gen.Relay(send.Raw, clientAP) {
+		if !r.up(send.Raw, clientAP) {
 			t.Fatalf("Send to %v was handed to pion", to)
 		}
 	}
@@ -320,7 +322,7 @@ func TestUplinkCountsDroppedDatagrams(t *testing.T) {
 		t.Fatal(err)
 	}
 	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
-	if !r.gen.RelayChannelData(channelData(0x4002, []byte("x")), clientAP) {
+	if !r.up(channelData(0x4002, []byte("x")), clientAP) {
 		t.Fatal("bound channel not taken")
 	}
 	r.relay.tally.flush(r.gen.Counters())

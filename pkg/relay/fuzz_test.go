@@ -40,6 +40,6 @@ func FuzzChannelData(f *testing.F) {
 	f.Add([]byte{0x40, 0x00, 0xff, 0xff})
 	g := New(Options{})
 	f.Fuzz(func(t *testing.T, pkt []byte) {
-		g.Relay(pkt, peerForFuzz.AddrPort())
+		g.RelayStream(pkt, peerForFuzz.AddrPort())
 	})
 }

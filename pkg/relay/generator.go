@@ -46,6 +46,10 @@ type Generator struct {
 	up       upTable
 	byClient clientTable
 
+	// servers numbers the client-facing UDP addresses for the fast path's
+	// keys (serverID); under mu.
+	servers map[netip.AddrPort]serverID
+
 	// retiring holds closed sockets until pion reports their allocation
 	// deleted (retire.go); nil once the generator has closed.
 	retiring  map[liveKey]*Conn
@@ -72,7 +76,7 @@ func New(opts Options) *Generator {
 	}
 	return &Generator{
 		opts: opts, live: make(map[liveKey]*Conn), held: make(map[liveKey]*held),
-		retiring: make(map[liveKey]*Conn), closed: make(chan struct{}),
+		retiring: make(map[liveKey]*Conn), closed: make(chan struct{}), servers: make(map[netip.AddrPort]serverID),
 	}
 }
 
@@ -193,6 +197,9 @@ func (g *Generator) allocatePacketConn(conf turn.AllocateListenerConfig, lane *m
 	port := conn.LocalAddr().(*net.UDPAddr).Port
 	cc := &Conn{Socket: conn, gen: g, key: liveKey{v6: v6, port: port}, lane: lane,
 		txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: dataIndicationHead4}
+	if lane != nil {
+		cc.server = g.serverOf(lane.LocalAddr())
+	}
 	if v6 {
 		cc.head = dataIndicationHead6
 	}
@@ -306,10 +313,10 @@ func (g *Generator) forget(c *Conn) {
 	}
 	g.mu.Unlock()
 	if cp := c.client.Load(); cp != nil {
-		g.byClient.del(cp.key(), c)
+		g.byClient.del(cp.key(c.server), c)
 		if chans := c.chans.Load(); chans != nil {
 			for _, ch := range *chans {
-				g.up.del(upKey{client: unmap(cp.addr), stream: cp.stream != nil, number: ch.number}, c)
+				g.up.del(upKey{client: unmap(cp.addr), server: c.server, number: ch.number}, c)
 			}
 		}
 	}
@@ -356,7 +363,7 @@ func (g *Generator) AttachClient(relayAddr, client net.Addr, stream io.Writer) e
 		return nil
 	}
 	cc.client.Store(cp)
-	g.byClient.set(cp.key(), cc)
+	g.byClient.set(cp.key(cc.server), cc)
 	return nil
 }
 
@@ -398,7 +405,7 @@ func (g *Generator) BindChannel(relayAddr, peer net.Addr, number uint16, unbind 
 	if cp == nil {
 		return nil
 	}
-	k := upKey{client: unmap(cp.addr), stream: cp.stream != nil, number: number}
+	k := upKey{client: unmap(cp.addr), server: cc.server, number: number}
 	if unbind {
 		g.up.del(k, cc)
 		return nil
@@ -414,11 +421,12 @@ func (g *Generator) Live() int {
 	return len(g.live)
 }
 
-// Permissions returns how many peers the allocation of a client (UDP, or
-// TCP/TLS with stream) permits, and a test for one peer; ok is false when
-// the fast path does not know the client.
-func (g *Generator) Permissions(client netip.AddrPort, stream bool) (int, func(netip.Addr) bool, bool) {
-	c := g.byClient.get(clientKey{client: unmap(client), stream: stream})
+// Permissions returns how many peers the allocation of a client's 5-tuple
+// permits (client, and server: turnd's UDP address, or nil for a TCP or TLS
+// client), and a test for one peer; ok is false when the fast path does not
+// know the client.
+func (g *Generator) Permissions(client netip.AddrPort, server net.Addr) (int, func(netip.Addr) bool, bool) {
+	c := g.clientConn(client, server)
 	if c == nil {
 		return 0, nil, false
 	}
@@ -429,10 +437,11 @@ func (g *Generator) Permissions(client netip.AddrPort, stream bool) (int, func(n
 	return n, c.permitted, true
 }
 
-// Channels returns how many channels the allocation of a client binds, and
-// a test for one channel number; ok is false when the client is unknown.
-func (g *Generator) Channels(client netip.AddrPort, stream bool) (int, func(uint16) bool, bool) {
-	c := g.byClient.get(clientKey{client: unmap(client), stream: stream})
+// Channels returns how many channels the allocation of a client's 5-tuple
+// binds (as Permissions), and a test for one channel number; ok is false
+// when the client is unknown.
+func (g *Generator) Channels(client netip.AddrPort, server net.Addr) (int, func(uint16) bool, bool) {
+	c := g.clientConn(client, server)
 	if c == nil {
 		return 0, nil, false
 	}
@@ -449,4 +458,41 @@ func (g *Generator) Channels(client netip.AddrPort, stream bool) (int, func(uint
 		}
 		return false
 	}, true
+}
+
+// serverOf numbers a client-facing UDP address for the fast path's keys,
+// giving it a number the first time (serverID).
+func (g *Generator) serverOf(addr net.Addr) serverID {
+	k := serverKey(addr)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	id, ok := g.servers[k]
+	if !ok {
+		id = serverID(len(g.servers) + 1) // 0 is streamServer
+		g.servers[k] = id
+	}
+	return id
+}
+
+// clientConn finds the allocation of a client's 5-tuple; server is turnd's
+// UDP address, or nil for a stream client.
+func (g *Generator) clientConn(client netip.AddrPort, server net.Addr) *Conn {
+	id := streamServer
+	if server != nil {
+		g.mu.Lock()
+		known, ok := g.servers[serverKey(server)]
+		g.mu.Unlock()
+		if !ok {
+			return nil
+		}
+		id = known
+	}
+	return g.byClient.get(clientKey{client: unmap(client), server: id})
+}
+
+func serverKey(addr net.Addr) netip.AddrPort {
+	if ua, ok := addr.(*net.UDPAddr); ok {
+		return unmap(ua.AddrPort())
+	}
+	return netip.AddrPort{}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"sync"
+
+	"github.com/turnd/turnd/pkg/mmsg"
 )
 
 // The uplink fast path: ChannelData from a UDP client goes to its peer
@@ -12,14 +14,26 @@ import (
 // pion's channel events, so an expired or deleted channel stops relaying the
 // moment pion drops it.
 
-// upKey identifies a channel from the client side: its address, whether it
-// speaks over a stream (TCP/TLS; the same address may also be a UDP
-// client), and the channel number.
+// upKey identifies a channel from the client side: its address, the
+// server side of its 5-tuple (a server address, or a stream), and the
+// channel number.
 type upKey struct {
 	client netip.AddrPort // unmapped
-	stream bool
+	server serverID
 	number uint16
 }
+
+// serverID stands for the server side of a client's 5-tuple in the fast
+// path's keys: one number per client-facing UDP address, 0 for the TCP and
+// TLS clients (whose address alone tells them apart from each other). It
+// matters when one client socket allocates on two of turnd's addresses, as
+// a browser may do with two TURN URLs naming one turnd: those are two
+// allocations, and each must relay its own channels and Send indications.
+// A small number keeps the keys as small as a flag did.
+type serverID uint16
+
+// streamServer is the serverID of every TCP and TLS client.
+const streamServer serverID = 0
 
 type upRoute struct {
 	conn *Conn
@@ -75,10 +89,10 @@ func (t *upTable) del(k upKey, conn *Conn) {
 	s.mu.Unlock()
 }
 
-// clientKey identifies a client: its address and whether it uses a stream.
+// clientKey identifies a client's 5-tuple: its address and its server side.
 type clientKey struct {
 	client netip.AddrPort // unmapped
-	stream bool
+	server serverID
 }
 
 // clientTable finds a client's allocation, for Send indications.
@@ -121,41 +135,43 @@ func (t *clientTable) del(a clientKey, c *Conn) {
 	s.mu.Unlock()
 }
 
-// Relay relays one data packet from a UDP client — ChannelData on a bound
+// RelayFor returns the fast path of the client-facing UDP socket lane: it
+// relays one data packet from a client of lane — ChannelData on a bound
 // channel, or a Send indication to a peer with a permission — and reports
 // whether it did. Anything else (control requests, unbound channels,
 // malformed packets) is left to the caller, which hands it to pion.
 //
 // Hot path: one call per client datagram; no allocation.
-func (g *Generator) Relay(pkt []byte, client netip.AddrPort) bool {
-	return g.relay(pkt, client, false)
+func (g *Generator) RelayFor(lane *mmsg.Socket) func(pkt []byte, client netip.AddrPort) bool {
+	server := g.serverOf(lane.LocalAddr())
+	return func(pkt []byte, client netip.AddrPort) bool { return g.relay(pkt, client, server) }
 }
 
-// RelayStream is Relay for one frame of a TCP or TLS client.
+// RelayStream is RelayFor's fast path for one frame of a TCP or TLS client.
 //
 // Hot path: one call per client frame; no allocation.
 func (g *Generator) RelayStream(pkt []byte, client netip.AddrPort) bool {
-	return g.relay(pkt, client, true)
+	return g.relay(pkt, client, streamServer)
 }
 
-func (g *Generator) relay(pkt []byte, client netip.AddrPort, stream bool) bool {
+func (g *Generator) relay(pkt []byte, client netip.AddrPort, server serverID) bool {
 	switch {
 	case len(pkt) >= 4 && pkt[0]&0xC0 == 0x40:
-		return g.relayChannelData(pkt, client, stream)
+		return g.relayChannelData(pkt, client, server)
 	case len(pkt) >= stunHeader && pkt[0] == 0 && pkt[1] == typeSendIndication:
-		return g.relaySend(pkt, client, stream)
+		return g.relaySend(pkt, client, server)
 	}
 	return false
 }
 
 // relaySend relays a Send indication (RFC 8656 §11.2) if the client's
 // allocation has a permission for the peer.
-func (g *Generator) relaySend(pkt []byte, client netip.AddrPort, stream bool) bool {
+func (g *Generator) relaySend(pkt []byte, client netip.AddrPort, server serverID) bool {
 	peer, data, ok := parseSend(pkt)
 	if !ok {
 		return false
 	}
-	c := g.byClient.get(clientKey{client: unmap(client), stream: stream})
+	c := g.byClient.get(clientKey{client: unmap(client), server: server})
 	if c == nil {
 		return false
 	}
@@ -170,16 +186,7 @@ func (g *Generator) relaySend(pkt []byte, client netip.AddrPort, stream bool) bo
 	return true
 }
 
-// RelayChannelData relays one ChannelData message from a UDP client if its
-// channel is bound, and reports whether it did; if not, the caller hands the
-// packet to pion (which answers or drops it as RFC 8656 says).
-//
-// Hot path: one call per client datagram; no allocation.
-func (g *Generator) RelayChannelData(pkt []byte, client netip.AddrPort) bool {
-	return g.relayChannelData(pkt, client, false)
-}
-
-func (g *Generator) relayChannelData(pkt []byte, client netip.AddrPort, stream bool) bool {
+func (g *Generator) relayChannelData(pkt []byte, client netip.AddrPort, server serverID) bool {
 	if len(pkt) < 4 {
 		return false
 	}
@@ -187,7 +194,7 @@ func (g *Generator) relayChannelData(pkt []byte, client netip.AddrPort, stream b
 	if 4+length > len(pkt) {
 		return false // truncated: pion drops it with a log line
 	}
-	r, ok := g.up.get(upKey{client: unmap(client), stream: stream, number: binary.BigEndian.Uint16(pkt[0:2])})
+	r, ok := g.up.get(upKey{client: unmap(client), server: server, number: binary.BigEndian.Uint16(pkt[0:2])})
 	if !ok {
 		return false
 	}

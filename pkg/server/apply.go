@@ -81,31 +81,32 @@ func (s *Server) policy(cfg config.Config) *gate.Policy {
 // which the relay fast path mirrors from pion.
 type bindings struct{ s *Server }
 
-func (b bindings) Permissions(client net.Addr) (int, func(netip.Addr) bool, bool) {
-	ap, stream, ok := clientOf(client)
+func (b bindings) Permissions(client, server net.Addr) (int, func(netip.Addr) bool, bool) {
+	ap, udpServer, ok := clientOf(client, server)
 	if !ok || b.s.relay == nil {
 		return 0, nil, false
 	}
-	return b.s.relay.Permissions(ap, stream)
+	return b.s.relay.Permissions(ap, udpServer)
 }
 
-func (b bindings) Channels(client net.Addr) (int, func(uint16) bool, bool) {
-	ap, stream, ok := clientOf(client)
+func (b bindings) Channels(client, server net.Addr) (int, func(uint16) bool, bool) {
+	ap, udpServer, ok := clientOf(client, server)
 	if !ok || b.s.relay == nil {
 		return 0, nil, false
 	}
-	return b.s.relay.Channels(ap, stream)
+	return b.s.relay.Channels(ap, udpServer)
 }
 
-// clientOf splits a client transport address into address and whether it is a stream.
-func clientOf(a net.Addr) (netip.AddrPort, bool, bool) {
-	switch v := a.(type) {
+// clientOf splits a client's 5-tuple as the relay knows it: the client's
+// address, and the server's UDP address (nil for a TCP or TLS client).
+func clientOf(client, server net.Addr) (netip.AddrPort, net.Addr, bool) {
+	switch v := client.(type) {
 	case *net.UDPAddr:
-		return v.AddrPort(), false, true
+		return v.AddrPort(), server, true
 	case *net.TCPAddr:
-		return v.AddrPort(), true, true
+		return v.AddrPort(), nil, true
 	}
-	return netip.AddrPort{}, false, false
+	return netip.AddrPort{}, nil, false
 }
 
 // pionMaxLifetime is the longest LIFETIME pion grants as asked: it answers a

@@ -95,6 +95,61 @@ func TestMixedTransports(t *testing.T) {
 	wantByTransport(t, reg, 1, 0, 0)
 }
 
+// TestOneClientSocketTwoServerAddresses: a client may allocate from one
+// socket on two of turnd's addresses (a browser gathers relay candidates
+// from every TURN URL it was given through the same host socket, and two
+// URLs may name one turnd). Those are two 5-tuples and two allocations, and
+// each relays its own channels and Send indications, even on the same
+// channel number.
+func TestOneClientSocketTwoServerAddresses(t *testing.T) {
+	opts := testOptions()
+	opts.Config.Listen.UDP = []string{"127.0.0.1:0", "127.0.0.1:0"}
+	opts.Config.Listen.UDPSockets = 1
+	s := start(t, opts)
+	servers := s.UDPAddrs()
+	if len(servers) != 2 {
+		t.Fatalf("UDPAddrs %v, want two", servers)
+	}
+	from := fmt.Sprintf("127.0.0.1:%d", testturn.FreePort(t))
+	for _, how := range []string{"channel", "send"} {
+		t.Run(how, func(t *testing.T) {
+			var clients [2]*testturn.Client
+			for i, srv := range servers {
+				clients[i] = testturn.DialShared(t, "udp", from, srv.String(), "demo", "demo")
+				clients[i].MustAllocate()
+			}
+			waitCount(t, s.Registry(), 2)
+			// Both allocations get their binding before either relays.
+			peers := [2]*net.UDPAddr{echoPeer(t), echoPeer(t)}
+			for i, c := range clients {
+				if how == "channel" {
+					if code := testturn.ErrorCode(c.ChannelBind(0x4000, peers[i])); code != 0 {
+						t.Fatalf("ChannelBind on server address %d: error %d", i, code)
+					}
+				} else {
+					mustPermit(t, c, peers[i])
+				}
+			}
+			for i, c := range clients {
+				data := fmt.Sprintf("%s via server address %d", how, i)
+				if how == "channel" && !c.EchoChannel(0x4000, data) {
+					t.Errorf("no echo on channel 0x4000 through server address %d", i)
+				}
+				if how == "send" && !c.Echo(peers[i], data) {
+					t.Errorf("no echo of a Send indication through server address %d", i)
+				}
+			}
+			for _, c := range clients {
+				if code := c.Refresh(0); code != 0 {
+					t.Fatalf("refresh 0: error %d", code)
+				}
+				c.Close()
+			}
+			waitCount(t, s.Registry(), 0)
+		})
+	}
+}
+
 // TestOneAddressOverUDPAndTCP: a UDP client and a TCP client may have the
 // same IP address and port number (two users behind one carrier-grade NAT,
 // which maps UDP and TCP separately). They hold two allocations, and the

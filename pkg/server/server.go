@@ -185,7 +185,7 @@ func (s *Server) startTURN(cfg config.Config) error {
 		// The hint carries reservation-token ports from this socket's gate
 		// to this socket's relay generator (see gate/reservation.go).
 		hint := new(gate.PortHint)
-		gated, err := gate.PacketConn(c, s.gate, hint, s.relay.Relay)
+		gated, err := gate.PacketConn(c, s.gate, hint, s.relay.RelayFor(c))
 		if err != nil {
 			return err
 		}
