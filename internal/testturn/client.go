@@ -106,28 +106,43 @@ func (c *Client) Close() { c.conn.Close() }
 
 // read returns the next STUN message from the server.
 func (c *Client) read(deadline time.Time) (*stun.Message, error) {
+	raw, err := c.readFrame(deadline)
+	if err != nil {
+		return nil, err
+	}
+	m := &stun.Message{Raw: raw}
+	return m, m.Decode()
+}
+
+// readFrame returns the next datagram, or the next frame of a stream: a
+// STUN message, or ChannelData without its padding (RFC 8656 §12.5).
+func (c *Client) readFrame(deadline time.Time) ([]byte, error) {
 	_ = c.conn.SetReadDeadline(deadline)
-	var raw []byte
-	if c.stream {
-		hdr := make([]byte, 20)
-		if _, err := io.ReadFull(c.conn, hdr); err != nil {
-			return nil, err
-		}
-		body := make([]byte, binary.BigEndian.Uint16(hdr[2:4]))
-		if _, err := io.ReadFull(c.conn, body); err != nil {
-			return nil, err
-		}
-		raw = append(hdr, body...)
-	} else {
+	if !c.stream {
 		buf := make([]byte, 2048)
 		n, err := c.conn.Read(buf)
 		if err != nil {
 			return nil, err
 		}
-		raw = buf[:n]
+		return buf[:n], nil
 	}
-	m := &stun.Message{Raw: raw}
-	return m, m.Decode()
+	hdr := make([]byte, 4)
+	if _, err := io.ReadFull(c.conn, hdr); err != nil {
+		return nil, err
+	}
+	size := int(binary.BigEndian.Uint16(hdr[2:4]))
+	rest := 16 + size // STUN: the rest of the 20-byte header, then the body
+	if hdr[0]&0xC0 == 0x40 {
+		rest = (size + 3) &^ 3 // ChannelData, padded
+	}
+	body := make([]byte, rest)
+	if _, err := io.ReadFull(c.conn, body); err != nil {
+		return nil, err
+	}
+	if hdr[0]&0xC0 == 0x40 {
+		body = body[:size]
+	}
+	return append(hdr, body...), nil
 }
 
 // RoundTrip sends a request and returns the response with its transaction
@@ -309,29 +324,29 @@ func (c *Client) Echo(peer *net.UDPAddr, data string) bool {
 }
 
 // EchoChannel sends data to a UDP echo peer as ChannelData on channel
-// number and waits for it to come back on that channel (UDP clients only;
-// bounded: 10 sends, 300 ms each).
+// number and waits for it to come back on that channel (bounded: 10 sends,
+// 300 ms each).
 func (c *Client) EchoChannel(number uint16, data string) bool {
 	c.t.Helper()
+	size := 4 + len(data)
 	if c.stream {
-		c.t.Fatal("EchoChannel: UDP clients only")
+		size = (size + 3) &^ 3 // RFC 8656 §12.5: padded over TCP
 	}
-	msg := make([]byte, 4+len(data))
+	msg := make([]byte, size)
 	binary.BigEndian.PutUint16(msg, number)
 	binary.BigEndian.PutUint16(msg[2:], uint16(len(data)))
 	copy(msg[4:], data)
-	buf := make([]byte, 2048)
 	for i := 0; i < 10; i++ {
 		if _, err := c.conn.Write(msg); err != nil {
 			c.t.Fatal(err)
 		}
-		_ = c.conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		deadline := time.Now().Add(300 * time.Millisecond)
 		for {
-			n, err := c.conn.Read(buf)
+			f, err := c.readFrame(deadline)
 			if err != nil {
 				break
 			}
-			if n >= 4 && binary.BigEndian.Uint16(buf) == number && string(buf[4:n]) == data {
+			if len(f) >= 4 && binary.BigEndian.Uint16(f) == number && string(f[4:]) == data {
 				return true
 			}
 		}

@@ -18,9 +18,11 @@ import (
 // Listener puts the gate in front of a TCP or TLS listener: every accepted
 // connection is framed into STUN messages and ChannelData so the gate can
 // inspect each, and pion reads the vetted byte stream.
-// fast, if not nil, is offered every ChannelData and Send indication frame
-// first (see FastPath), with the client's address.
-func Listener(inner net.Listener, g *Gate, handshakeTimeout time.Duration, fast FastPath) net.Listener {
+// fast, if not nil, gives each connection its fast path by the connection's
+// local address (turnd's side of the 5-tuple): it is offered every
+// ChannelData and Send indication frame first (see FastPath), with the
+// client's address.
+func Listener(inner net.Listener, g *Gate, handshakeTimeout time.Duration, fast func(local net.Addr) FastPath) net.Listener {
 	return &listener{Listener: inner, g: g, handshakeTimeout: handshakeTimeout, fast: fast}
 }
 
@@ -28,7 +30,7 @@ type listener struct {
 	net.Listener
 	g                *Gate
 	handshakeTimeout time.Duration
-	fast             FastPath
+	fast             func(local net.Addr) FastPath // a connection's, by its local address
 }
 
 // Accept returns the next connection, wrapped. It never blocks on a TLS
@@ -38,7 +40,10 @@ func (l *listener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := &streamConn{Conn: c, g: l.g, handshakeTimeout: l.handshakeTimeout, fast: l.fast}
+	sc := &streamConn{Conn: c, g: l.g, handshakeTimeout: l.handshakeTimeout}
+	if l.fast != nil {
+		sc.fast = l.fast(c.LocalAddr())
+	}
 	if idle := l.g.policy.Load().IdleTimeout; idle > 0 {
 		// Cleared when the connection gets an allocation (Gate.Allocated)
 		// or becomes an RFC 6062 data connection; until then a silent or

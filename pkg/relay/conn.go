@@ -24,7 +24,7 @@ type Conn struct {
 	gen          *Generator
 	key          liveKey
 	lane         *mmsg.Socket                 // the client-facing socket of the allocation's lane; nil for stream clients
-	server       serverID                     // lane's address in the fast path's keys; streamServer for stream clients
+	server       serverID                     // turnd's side of the 5-tuple in the fast path's keys (serverID)
 	client       atomic.Pointer[clientPath]   // set once the allocation's client is known
 	chans        atomic.Pointer[[]channel]    // copy-on-write: a handful of channels per allocation
 	perms        atomic.Pointer[[]netip.Addr] // copy-on-write: peers with a permission (unmapped)

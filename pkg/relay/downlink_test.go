@@ -61,7 +61,7 @@ func TestDownlinkManySocketsAndLanes(t *testing.T) {
 			t.Cleanup(func() { pc.Close() })
 			a := alloc{relay: pc.LocalAddr(), client: listenLoopback(t, fam.network, fam.ip),
 				peer: listenLoopback(t, fam.network, fam.ip), number: 0x4000 + uint16(len(allocs))}
-			if err := g.AttachClient(relayAddr, a.client.LocalAddr(), nil); err != nil {
+			if err := g.AttachClient(relayAddr, a.client.LocalAddr(), lanes[i%2].LocalAddr(), nil); err != nil {
 				t.Fatal(err)
 			}
 			if err := g.BindChannel(relayAddr, a.peer.LocalAddr(), a.number, false); err != nil {
@@ -106,7 +106,7 @@ func TestDownlinkForgetsClosedSockets(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { pc.Close() })
-		if err := g.AttachClient(relayAddr, client.LocalAddr(), nil); err != nil {
+		if err := g.AttachClient(relayAddr, client.LocalAddr(), lane.LocalAddr(), nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := g.BindChannel(relayAddr, peer.LocalAddr(), 0x4001, false); err != nil {
@@ -245,7 +245,7 @@ func TestLoopRelayNeedsAWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pc.Close()
-	err = g.AttachClient(relayAddr, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5000}, nil)
+	err = g.AttachClient(relayAddr, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5000}, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478}, nil)
 	if !errors.Is(err, ErrNoClientWriter) {
 		t.Fatalf("AttachClient without a writer: %v, want ErrNoClientWriter", err)
 	}
@@ -295,7 +295,7 @@ func newStreamClient(t *testing.T, g *Generator, ln *net.TCPListener) streamClie
 	}
 	t.Cleanup(func() { pc.Close() })
 	peer := listenLoopback(t, "udp4", "127.0.0.1")
-	if err := g.AttachClient(relayAddr, server.RemoteAddr(), stream); err != nil {
+	if err := g.AttachClient(relayAddr, server.RemoteAddr(), server.LocalAddr(), stream); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.BindChannel(relayAddr, peer.LocalAddr(), 0x4001, false); err != nil {

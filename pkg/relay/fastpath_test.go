@@ -52,7 +52,7 @@ func newFastPathRig(t testing.TB) *fastPathRig {
 	t.Cleanup(func() { pc.Close() })
 	r.relay = pc.(*Conn)
 	r.up = r.gen.RelayFor(r.lane)
-	if err := r.gen.AttachClient(relayAddr, r.client.LocalAddr(), nil); err != nil {
+	if err := r.gen.AttachClient(relayAddr, r.client.LocalAddr(), r.lane.LocalAddr(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.gen.BindChannel(relayAddr, r.peer.LocalAddr(), 0x4001, false); err != nil {

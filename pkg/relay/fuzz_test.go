@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"net"
 	"testing"
 
 	"github.com/pion/stun/v4"
@@ -38,8 +39,8 @@ func FuzzParseSend(f *testing.F) {
 func FuzzChannelData(f *testing.F) {
 	f.Add([]byte{0x40, 0x00, 0x00, 0x02, 'h', 'i'})
 	f.Add([]byte{0x40, 0x00, 0xff, 0xff})
-	g := New(Options{})
+	relay := New(Options{}).RelayStreamFor(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478})
 	f.Fuzz(func(t *testing.T, pkt []byte) {
-		g.RelayStream(pkt, peerForFuzz.AddrPort())
+		relay(pkt, peerForFuzz.AddrPort())
 	})
 }

@@ -48,7 +48,7 @@ type Generator struct {
 
 	// servers numbers the client-facing UDP addresses for the fast path's
 	// keys (serverID); under mu.
-	servers map[netip.AddrPort]serverID
+	servers map[serverAddr]serverID
 
 	// retiring holds closed sockets until pion reports their allocation
 	// deleted (retire.go); nil once the generator has closed.
@@ -76,7 +76,7 @@ func New(opts Options) *Generator {
 	}
 	return &Generator{
 		opts: opts, live: make(map[liveKey]*Conn), held: make(map[liveKey]*held),
-		retiring: make(map[liveKey]*Conn), closed: make(chan struct{}), servers: make(map[netip.AddrPort]serverID),
+		retiring: make(map[liveKey]*Conn), closed: make(chan struct{}), servers: make(map[serverAddr]serverID),
 	}
 }
 
@@ -334,15 +334,19 @@ func (g *Generator) SetDontFragment(relayAddr net.Addr) error {
 // AttachClient tells the relay advertised as relayAddr who its client is,
 // which turns on the fast paths for it: a UDP client is answered through the
 // allocation's lane; a TCP or TLS client through stream, its connection
-// (nil leaves a stream client to pion). client must be the address object
-// pion keyed the allocation by: once the relay socket is closed, ReadFrom
-// returns only after Deleted (or Close), having retired it (retire.go).
-func (g *Generator) AttachClient(relayAddr, client net.Addr, stream io.Writer) error {
+// (nil leaves a stream client to pion); server is turnd's side of the
+// client's 5-tuple. client must be the address object pion keyed the
+// allocation by: once the relay socket is closed, ReadFrom returns only
+// after Deleted (or Close), having retired it (retire.go).
+func (g *Generator) AttachClient(relayAddr, client, server net.Addr, stream io.Writer) error {
 	cc, err := g.conn(relayAddr)
 	if err != nil {
 		return fmt.Errorf("attach client: %w", err)
 	}
 	cc.retireAfterReport(client)
+	if cc.lane == nil {
+		cc.server = g.serverOf(server) // a UDP client's is its lane's, set with the socket
+	}
 	var cp *clientPath
 	switch a := client.(type) {
 	case *net.UDPAddr:
@@ -422,9 +426,8 @@ func (g *Generator) Live() int {
 }
 
 // Permissions returns how many peers the allocation of a client's 5-tuple
-// permits (client, and server: turnd's UDP address, or nil for a TCP or TLS
-// client), and a test for one peer; ok is false when the fast path does not
-// know the client.
+// (client, and server: turnd's side) permits, and a test for one peer; ok
+// is false when the fast path does not know the client.
 func (g *Generator) Permissions(client netip.AddrPort, server net.Addr) (int, func(netip.Addr) bool, bool) {
 	c := g.clientConn(client, server)
 	if c == nil {
@@ -460,39 +463,44 @@ func (g *Generator) Channels(client netip.AddrPort, server net.Addr) (int, func(
 	}, true
 }
 
-// serverOf numbers a client-facing UDP address for the fast path's keys,
-// giving it a number the first time (serverID).
+// serverOf numbers turnd's side of a 5-tuple (a UDP or TCP address) for
+// the fast path's keys, giving it a number the first time (serverID).
+// Called per allocation and per socket or connection, never per packet.
 func (g *Generator) serverOf(addr net.Addr) serverID {
 	k := serverKey(addr)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	id, ok := g.servers[k]
 	if !ok {
-		id = serverID(len(g.servers) + 1) // 0 is streamServer
+		id = serverID(len(g.servers) + 1) // 0: none
 		g.servers[k] = id
 	}
 	return id
 }
 
-// clientConn finds the allocation of a client's 5-tuple; server is turnd's
-// UDP address, or nil for a stream client.
+// clientConn finds the allocation of a client's 5-tuple.
 func (g *Generator) clientConn(client netip.AddrPort, server net.Addr) *Conn {
-	id := streamServer
-	if server != nil {
-		g.mu.Lock()
-		known, ok := g.servers[serverKey(server)]
-		g.mu.Unlock()
-		if !ok {
-			return nil
-		}
-		id = known
+	g.mu.Lock()
+	id, ok := g.servers[serverKey(server)]
+	g.mu.Unlock()
+	if !ok {
+		return nil
 	}
 	return g.byClient.get(clientKey{client: unmap(client), server: id})
 }
 
-func serverKey(addr net.Addr) netip.AddrPort {
-	if ua, ok := addr.(*net.UDPAddr); ok {
-		return unmap(ua.AddrPort())
+// serverAddr is turnd's side of a 5-tuple: an address and a transport.
+type serverAddr struct {
+	addr   netip.AddrPort
+	stream bool
+}
+
+func serverKey(addr net.Addr) serverAddr {
+	switch a := addr.(type) {
+	case *net.UDPAddr:
+		return serverAddr{addr: unmap(a.AddrPort())}
+	case *net.TCPAddr:
+		return serverAddr{addr: unmap(a.AddrPort()), stream: true}
 	}
-	return netip.AddrPort{}
+	return serverAddr{}
 }

@@ -56,7 +56,7 @@ func TestRetireAfterReport(t *testing.T) {
 			}
 			// A TLS client's relay has no writer here: the fast path stays off,
 			// the key is still recorded.
-			if err := g.AttachClient(relayAddr, tc.client, nil); err != nil {
+			if err := g.AttachClient(relayAddr, tc.client, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478}, nil); err != nil {
 				t.Fatal(err)
 			}
 			read := readAfterClose(pc)
@@ -98,7 +98,7 @@ func TestRetireNotOnShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40003}
-	if err := g.AttachClient(relayAddr, client, nil); err != nil {
+	if err := g.AttachClient(relayAddr, client, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478}, nil); err != nil {
 		t.Fatal(err)
 	}
 	read := readAfterClose(pc)

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"encoding/binary"
+	"net"
 	"net/netip"
 	"sync"
 
@@ -24,16 +25,14 @@ type upKey struct {
 }
 
 // serverID stands for the server side of a client's 5-tuple in the fast
-// path's keys: one number per client-facing UDP address, 0 for the TCP and
-// TLS clients (whose address alone tells them apart from each other). It
-// matters when one client socket allocates on two of turnd's addresses, as
-// a browser may do with two TURN URLs naming one turnd: those are two
-// allocations, and each must relay its own channels and Send indications.
-// A small number keeps the keys as small as a flag did.
+// path's keys: one number per turnd address and transport (a client-facing
+// UDP address; the local address of a TCP or TLS connection). It matters
+// when one client address holds allocations on two of turnd's addresses, as
+// a browser's socket may with two TURN URLs naming one turnd, and when a
+// UDP and a TCP client share an address: those are separate allocations,
+// and each must relay its own channels and Send indications. A small number
+// keeps the keys as small as a flag did.
 type serverID uint16
-
-// streamServer is the serverID of every TCP and TLS client.
-const streamServer serverID = 0
 
 type upRoute struct {
 	conn *Conn
@@ -147,11 +146,13 @@ func (g *Generator) RelayFor(lane *mmsg.Socket) func(pkt []byte, client netip.Ad
 	return func(pkt []byte, client netip.AddrPort) bool { return g.relay(pkt, client, server) }
 }
 
-// RelayStream is RelayFor's fast path for one frame of a TCP or TLS client.
+// RelayStreamFor is RelayFor for the TCP or TLS connections whose local
+// address (turnd's side) is local: it relays one frame of their client.
 //
 // Hot path: one call per client frame; no allocation.
-func (g *Generator) RelayStream(pkt []byte, client netip.AddrPort) bool {
-	return g.relay(pkt, client, streamServer)
+func (g *Generator) RelayStreamFor(local net.Addr) func(pkt []byte, client netip.AddrPort) bool {
+	server := g.serverOf(local)
+	return func(pkt []byte, client netip.AddrPort) bool { return g.relay(pkt, client, server) }
 }
 
 func (g *Generator) relay(pkt []byte, client netip.AddrPort, server serverID) bool {

@@ -98,13 +98,13 @@ func (b bindings) Channels(client, server net.Addr) (int, func(uint16) bool, boo
 }
 
 // clientOf splits a client's 5-tuple as the relay knows it: the client's
-// address, and the server's UDP address (nil for a TCP or TLS client).
+// address, and turnd's side.
 func clientOf(client, server net.Addr) (netip.AddrPort, net.Addr, bool) {
 	switch v := client.(type) {
 	case *net.UDPAddr:
 		return v.AddrPort(), server, true
 	case *net.TCPAddr:
-		return v.AddrPort(), nil, true
+		return v.AddrPort(), server, true
 	}
 	return netip.AddrPort{}, nil, false
 }

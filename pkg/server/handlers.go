@@ -114,7 +114,7 @@ func (s *Server) events() turn.EventHandler {
 				reactor = loop // a plain TCP client's connection is read where its relay socket is
 			}
 			s.gate.Allocated(src, dst, reactor)
-			if err := s.relay.AttachClient(relayAddr, src, stream); err != nil {
+			if err := s.relay.AttachClient(relayAddr, src, dst, stream); err != nil {
 				s.log.Warn("fast path not attached", "relay", relayAddr.String(), "err", err)
 			}
 			df := s.gate.TakeDontFragment(src, dst)

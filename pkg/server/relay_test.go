@@ -98,24 +98,32 @@ func TestMixedTransports(t *testing.T) {
 // TestOneClientSocketTwoServerAddresses: a client may allocate from one
 // socket on two of turnd's addresses (a browser gathers relay candidates
 // from every TURN URL it was given through the same host socket, and two
-// URLs may name one turnd). Those are two 5-tuples and two allocations, and
-// each relays its own channels and Send indications, even on the same
-// channel number.
+// URLs may name one turnd), and over TCP one address and port may connect
+// to two of them. Those are two 5-tuples and two allocations, and each
+// relays its own channels and Send indications, even on the same channel
+// number.
 func TestOneClientSocketTwoServerAddresses(t *testing.T) {
 	opts := testOptions()
 	opts.Config.Listen.UDP = []string{"127.0.0.1:0", "127.0.0.1:0"}
+	opts.Config.Listen.TCP = opts.Config.Listen.UDP
 	opts.Config.Listen.UDPSockets = 1
 	s := start(t, opts)
-	servers := s.UDPAddrs()
-	if len(servers) != 2 {
-		t.Fatalf("UDPAddrs %v, want two", servers)
-	}
-	from := fmt.Sprintf("127.0.0.1:%d", testturn.FreePort(t))
-	for _, how := range []string{"channel", "send"} {
-		t.Run(how, func(t *testing.T) {
+	for _, tc := range []struct {
+		network, how string
+		servers      []net.Addr
+	}{
+		{"udp", "channel", s.UDPAddrs()}, {"udp", "send", s.UDPAddrs()},
+		{"tcp", "channel", s.TCPAddrs()}, {"tcp", "send", s.TCPAddrs()},
+	} {
+		t.Run(tc.network+" "+tc.how, func(t *testing.T) {
+			if len(tc.servers) != 2 {
+				t.Fatalf("server addresses %v, want two", tc.servers)
+			}
+			how := tc.how
+			from := fmt.Sprintf("127.0.0.1:%d", testturn.FreePort(t))
 			var clients [2]*testturn.Client
-			for i, srv := range servers {
-				clients[i] = testturn.DialShared(t, "udp", from, srv.String(), "demo", "demo")
+			for i, srv := range tc.servers {
+				clients[i] = testturn.DialShared(t, tc.network, from, srv.String(), "demo", "demo")
 				clients[i].MustAllocate()
 			}
 			waitCount(t, s.Registry(), 2)

@@ -202,7 +202,7 @@ func (s *Server) startTURN(cfg config.Config) error {
 			gen = s.streamGenerator()
 		}
 		lcs = append(lcs, turn.ListenerConfig{
-			Listener:              gate.Listener(ln, s.gate, tlsHandshakeTimeout, s.relay.RelayStream),
+			Listener:              gate.Listener(ln, s.gate, tlsHandshakeTimeout, s.streamFastPath),
 			RelayAddressGenerator: gen,
 			PermissionHandler:     s.permit,
 		})
@@ -262,6 +262,10 @@ func listenerAddrs(ls []net.Listener) []net.Addr {
 	}
 	return out
 }
+
+// streamFastPath is the relay's fast path for a TCP or TLS connection whose
+// local address is local.
+func (s *Server) streamFastPath(local net.Addr) gate.FastPath { return s.relay.RelayStreamFor(local) }
 
 // answerGrace bounds how long Close waits for pion to answer the requests
 // it is handling: microseconds, unless a client's connection stopped taking
