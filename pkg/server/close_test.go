@@ -35,18 +35,7 @@ func TestCloseEndsEveryAllocation(t *testing.T) {
 	mustPermit(t, c, peer)
 	mustEcho(t, c, peer, "tcp")
 	// A stream client that never authenticated: the server must drop it too.
-	raw, err := net.Dial("tcp", tcpAddr(t, s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	bind, err := stun.Build(stun.TransactionID, stun.BindingRequest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Write(bind.Raw); err != nil {
-		t.Fatal(err)
-	}
+	raw := sendBinding(t, "tcp", tcpAddr(t, s))
 	reply := make([]byte, 512)
 	if _, err := raw.Read(reply); err != nil { // accepted and served
 		t.Fatalf("binding over tcp: %v", err)
@@ -151,18 +140,7 @@ func TestCloseBoundsTheWaitForAnswers(t *testing.T) {
 	s := start(t, opts)
 	var released sync.Once
 	t.Cleanup(func() { released.Do(func() { close(release) }) })
-	raw, err := net.Dial("udp", udpAddr(t, s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	bind, err := stun.Build(stun.TransactionID, stun.BindingRequest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Write(bind.Raw); err != nil {
-		t.Fatal(err)
-	}
+	sendBinding(t, "udp", udpAddr(t, s))
 	select {
 	case <-held:
 	case <-time.After(waitTimeout):
@@ -194,4 +172,23 @@ func (h hookLog) WithGroup(string) slog.Handler            { return h }
 func (h hookLog) Handle(_ context.Context, r slog.Record) error {
 	h(r)
 	return nil
+}
+
+// sendBinding dials addr and sends a STUN Binding request, with no
+// credentials; the connection closes when the test ends.
+func sendBinding(t *testing.T, network, addr string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	bind, err := stun.Build(stun.TransactionID, stun.BindingRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Write(bind.Raw); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }
