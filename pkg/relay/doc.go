@@ -7,7 +7,8 @@
 // read plain TCP clients' connections for the gate (streamread.go). pion still
 // owns the control protocol; the server mirrors its permissions and
 // channels in here, so expiry applies to the fast path too. It counts the
-// packets and bytes relayed, and those it had to drop.
+// packets and bytes relayed, and those it had to drop. It also keeps pion's
+// late relay goroutine from deleting a client's next allocation (retire.go).
 //
 // It implements pion/turn's RelayAddressGenerator. It knows nothing about
 // credentials, drains, HTTP or Prometheus.
