@@ -46,8 +46,9 @@ type Generator struct {
 	up       upTable
 	byClient clientTable
 
-	// servers numbers the client-facing UDP addresses for the fast path's
-	// keys (serverID); under mu.
+	// servers numbers turnd's addresses (UDP sockets' and TCP or TLS
+	// connections' local addresses) for the fast path's keys (serverID):
+	// a handful, one per listen address and local IP; under mu.
 	servers map[serverAddr]serverID
 
 	// retiring holds closed sockets until pion reports their allocation

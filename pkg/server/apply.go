@@ -82,31 +82,19 @@ func (s *Server) policy(cfg config.Config) *gate.Policy {
 type bindings struct{ s *Server }
 
 func (b bindings) Permissions(client, server net.Addr) (int, func(netip.Addr) bool, bool) {
-	ap, udpServer, ok := clientOf(client, server)
+	ap, ok := addrPortOf(client)
 	if !ok || b.s.relay == nil {
 		return 0, nil, false
 	}
-	return b.s.relay.Permissions(ap, udpServer)
+	return b.s.relay.Permissions(ap, server)
 }
 
 func (b bindings) Channels(client, server net.Addr) (int, func(uint16) bool, bool) {
-	ap, udpServer, ok := clientOf(client, server)
+	ap, ok := addrPortOf(client)
 	if !ok || b.s.relay == nil {
 		return 0, nil, false
 	}
-	return b.s.relay.Channels(ap, udpServer)
-}
-
-// clientOf splits a client's 5-tuple as the relay knows it: the client's
-// address, and turnd's side.
-func clientOf(client, server net.Addr) (netip.AddrPort, net.Addr, bool) {
-	switch v := client.(type) {
-	case *net.UDPAddr:
-		return v.AddrPort(), server, true
-	case *net.TCPAddr:
-		return v.AddrPort(), server, true
-	}
-	return netip.AddrPort{}, nil, false
+	return b.s.relay.Channels(ap, server)
 }
 
 // pionMaxLifetime is the longest LIFETIME pion grants as asked: it answers a

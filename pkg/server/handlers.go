@@ -46,7 +46,7 @@ func (s *Server) admit(userID, _ string, src net.Addr) bool {
 		return false
 	}
 	ip := netip.Addr{}
-	if ap, _, ok := clientOf(src, nil); ok {
+	if ap, ok := addrPortOf(src); ok {
 		ip = ap.Addr().Unmap()
 	}
 	if err := s.registry.Admit(userID, ip); err != nil {

@@ -70,6 +70,7 @@ func hostAddrs() []netip.Addr {
 	return out
 }
 
+// addrPortOf is a UDP or TCP address as a netip.AddrPort.
 func addrPortOf(a net.Addr) (netip.AddrPort, bool) {
 	switch v := a.(type) {
 	case *net.UDPAddr:
