@@ -185,6 +185,15 @@ func (r *Registry) Has(client, server net.Addr) bool {
 	return ok
 }
 
+// User returns the user ID that holds the 5-tuple's allocation.
+func (r *Registry) User(client, server net.Addr) (string, bool) {
+	k := keyOf(client, server)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	info, ok := r.live[k]
+	return info.User, ok
+}
+
 // Count returns the number of live allocations.
 func (r *Registry) Count() int { return int(r.count.Load()) }
 

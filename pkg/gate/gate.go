@@ -78,6 +78,8 @@ const (
 	typeAllocateRequest    = 0x0003
 	typeRefreshRequest     = 0x0004
 	typeChannelBindRequest = 0x0009
+	typeConnectRequest     = 0x000A
+	typeConnectionBind     = 0x000B
 
 	typeCreatePermissionRequest = 0x0008
 	classMask                   = 0x0110
@@ -104,6 +106,9 @@ func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Ve
 		return nil, Pass, 0
 	}
 	p := g.policy.Load()
+	if p.RefuseUnknownMethods && !knownRequest(t) {
+		return nil, g.unknownMethod(pkt, src, r), 0
+	}
 	// STUN Binding is answered without checking credentials, whatever it
 	// carries, so it always counts as unauthenticated.
 	if t == typeBindingRequest || !hasIntegrity(pkt) {
@@ -118,7 +123,7 @@ func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Ve
 		return nil, Pass, 0
 	}
 	switch t {
-	case typeAllocateRequest, typeRefreshRequest, typeChannelBindRequest, typeCreatePermissionRequest:
+	case typeAllocateRequest, typeRefreshRequest, typeChannelBindRequest, typeCreatePermissionRequest, typeConnectRequest:
 	default:
 		if !p.MultiKey {
 			return nil, Pass, 0

@@ -17,8 +17,17 @@ type Policy struct {
 	MultiKey bool
 	// TCPAllocations allows RFC 6062 TCP relays; false answers 442.
 	TCPAllocations bool
-	// MaxLifetime caps requested allocation lifetimes.
+	// MaxLifetime caps requested allocation lifetimes; 0: no cap.
 	MaxLifetime time.Duration
+	// DefaultLifetime is granted to an Allocate or Refresh asking for less,
+	// 0 on an Allocate included (RFC 8656 §7.2, §8.2); a Refresh asking for
+	// 0 still deletes. It must not exceed MaxLifetime. 0: pion's way (any
+	// value under an hour is honoured, and 0 fails an Allocate with 508).
+	DefaultLifetime time.Duration
+	// RelayFamily reports whether turnd has a relay address of the family
+	// (v6 or not): an Allocate asking for another is answered 440 Address
+	// Family not Supported (RFC 8656 §7.2). nil: pion's way (508).
+	RelayFamily func(v6 bool) bool
 	// Alternates are offered with 300 Try Alternate while not accepting.
 	Alternates []*net.UDPAddr
 	// PeerAllowed is the peer filter. The gate applies it to ChannelBind,
@@ -39,6 +48,15 @@ type Policy struct {
 	// 437 Allocation Mismatch (RFC 8656 §7.3, §9.2, §11.2), where pion
 	// stays silent and the client retransmits until it gives up. nil: pion's way.
 	HasAllocation func(client, server net.Addr) bool
+	// AllocationUser returns the user ID that created a client 5-tuple's
+	// allocation. Refresh, CreatePermission, ChannelBind and Connect signed
+	// by another user are answered 441 Wrong Credentials (RFC 8656 §5),
+	// where pion stays silent. nil: pion's way.
+	AllocationUser func(client, server net.Addr) (user string, ok bool)
+	// RefuseUnknownMethods answers a request for a method turnd does not
+	// serve with 400 Bad Request (unsigned: nobody is authenticated for an
+	// unknown method), where pion stays silent. false: pion's way.
+	RefuseUnknownMethods bool
 	// OwnAddress reports whether a peer transport address is one of the
 	// server's own listening or HTTP sockets: a ChannelBind there would make
 	// turnd relay into itself, and is refused with 403. nil: none known.

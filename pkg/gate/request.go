@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"net"
 	"net/netip"
-	"time"
 
 	"github.com/pion/stun/v4"
 )
@@ -46,14 +45,22 @@ func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Resp
 			return nil, Answered, 0
 		}
 	}
+	if wrongUser(p, msg, userID, src, local) {
+		g.reply(msg, key, src, r, stun.CodeWrongCredentials)
+		return nil, Answered, 0
+	}
 	switch msg.Type {
 	case stun.NewType(stun.MethodAllocate, stun.ClassRequest):
 		return g.allocate(p, msg, key, userID, src, local, r)
 	case stun.NewType(stun.MethodRefresh, stun.ClassRequest):
-		if lifetimeAbove(msg, p.MaxLifetime) {
-			return resign(msg, key, p.MaxLifetime, edits{}), Rewrite, 0
+		if l := lifetimesOf(p); l.changes(msg, true) {
+			return resign(msg, key, edits{lifetimes: l, refresh: true}), Rewrite, 0
 		}
 	case stun.NewType(stun.MethodChannelBind, stun.ClassRequest):
+		if v, err := msg.Get(stun.AttrChannelNumber); err == nil && len(v) == 4 && !channelUsable(binary.BigEndian.Uint16(v)) {
+			g.reply(msg, key, src, r, stun.CodeBadRequest)
+			return nil, Answered, 0
+		}
 		var peer stun.XORMappedAddress
 		if peer.GetFromAs(msg, stun.AttrXORPeerAddress) == nil && peer.Port == 0 {
 			g.reply(msg, key, src, r, stun.CodeBadRequest) // port 0 is no peer
@@ -153,6 +160,14 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 		return nil, Answered, 0
 	}
 
+	// Step 7, taken early as steps 4 to 6 refuse nothing it would hide: a
+	// family with no relay address is 440, where pion would fail the relay
+	// socket and answer 508. A RESERVATION-TOKEN with the family is step 5's 400.
+	if !familyServed(p, msg) && !msg.Contains(stun.AttrReservationToken) {
+		g.reply(msg, key, src, r, stun.CodeAddrFamilyNotSupported)
+		return nil, Answered, 0
+	}
+
 	// Step 4: DONT-FRAGMENT is supported: remember it for the relay socket
 	// and hide it from pion, which would answer 420.
 	df := msg.Contains(stun.AttrDontFragment)
@@ -171,14 +186,19 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 	if v, err := msg.Get(stun.AttrEvenPort); err == nil && len(v) > 0 && v[0]&0x80 != 0 && port == 0 {
 		hint = reservePair
 	}
-	if df || port != 0 || lifetimeAbove(msg, p.MaxLifetime) {
-		return resign(msg, key, p.MaxLifetime, edits{dropDF: df, dropToken: port != 0}), Rewrite, hint
+	if l := lifetimesOf(p); df || port != 0 || l.changes(msg, false) {
+		return resign(msg, key, edits{dropDF: df, dropToken: port != 0, lifetimes: l}), Rewrite, hint
 	}
 	return nil, Pass, hint
 }
 
-// edits are the attributes resign removes.
-type edits struct{ dropDF, dropToken bool }
+// edits are what resign changes: the attributes it removes, and the bounds
+// LIFETIME is held to.
+type edits struct {
+	dropDF, dropToken bool
+	lifetimes         lifetimes
+	refresh           bool // LIFETIME 0 deletes, and stays 0
+}
 
 // verifiedKey returns the key among keys that MESSAGE-INTEGRITY verifies with.
 func verifiedKey(msg *stun.Message, keys [][]byte) []byte {
@@ -190,19 +210,10 @@ func verifiedKey(msg *stun.Message, keys [][]byte) []byte {
 	return nil
 }
 
-// lifetimeAbove reports whether msg asks for a LIFETIME longer than limit.
-func lifetimeAbove(msg *stun.Message, limit time.Duration) bool {
-	v, err := msg.Get(stun.AttrLifetime)
-	if err != nil || len(v) != 4 || limit <= 0 {
-		return false
-	}
-	return time.Duration(binary.BigEndian.Uint32(v))*time.Second > limit
-}
-
 // resign rebuilds msg without DONT-FRAGMENT (when dropDF) and with LIFETIME
-// capped at limit, then signs it again with the client's own key: pion then
-// verifies it exactly as the client sent it, less what turnd took over.
-func resign(msg *stun.Message, key []byte, limit time.Duration, e edits) []byte {
+// held to its bounds, then signs it again with the client's own key: pion
+// then verifies it exactly as the client sent it, less what turnd took over.
+func resign(msg *stun.Message, key []byte, e edits) []byte {
 	out := stun.New()
 	out.TransactionID = msg.TransactionID
 	out.SetType(msg.Type)
@@ -224,9 +235,9 @@ func resign(msg *stun.Message, key []byte, limit time.Duration, e edits) []byte 
 				continue
 			}
 		case stun.AttrLifetime:
-			if limit > 0 && len(a.Value) == 4 && time.Duration(binary.BigEndian.Uint32(a.Value))*time.Second > limit {
+			if len(a.Value) == 4 {
 				var v [4]byte
-				binary.BigEndian.PutUint32(v[:], uint32(limit/time.Second))
+				binary.BigEndian.PutUint32(v[:], e.lifetimes.grant(binary.BigEndian.Uint32(a.Value), e.refresh))
 				out.Add(stun.AttrLifetime, v[:])
 				continue
 			}

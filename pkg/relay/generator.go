@@ -95,6 +95,14 @@ func (g *Generator) Validate() error {
 	return nil
 }
 
+// Serves reports whether relay sockets of the family (v6 or not) can be made.
+func (g *Generator) Serves(v6 bool) bool {
+	if v6 {
+		return g.opts.IPv6 != nil
+	}
+	return g.opts.IPv4 != nil
+}
+
 // family picks bind and advertised addresses for a pion network name
 // ("udp4", "tcp6", ...).
 func (g *Generator) family(network string) (bind, external net.IP, v6 bool, err error) {

@@ -68,6 +68,11 @@ func (s *Server) policy(cfg config.Config) *gate.Policy {
 		PeerAllowed:    func(ip net.IP) bool { return s.peers.Load().Allowed(ip) },
 		OwnAddress:     s.own.contains,
 		HasAllocation:  s.registry.Has,
+		AllocationUser: s.registry.User,
+
+		DefaultLifetime:      defaultLifetime(cfg),
+		RelayFamily:          s.relay.Serves,
+		RefuseUnknownMethods: true,
 
 		UnauthenticatedRate:      cfg.Limits.UnauthenticatedRate,
 		Bindings:                 bindings{s},
@@ -106,6 +111,12 @@ const pionMaxLifetime = time.Hour - time.Second
 // than pion's 10-minute default.
 func grantableLifetime(max time.Duration) time.Duration {
 	return min(max, pionMaxLifetime)
+}
+
+// defaultLifetime is the lifetime granted when a client asks for none or
+// for less (RFC 8656 §3.9's 10 minutes), never more than the cap.
+func defaultLifetime(cfg config.Config) time.Duration {
+	return min(10*time.Minute, grantableLifetime(cfg.Limits.MaxLifetime))
 }
 
 // alternates resolves drain.alternate_servers. ALTERNATE-SERVER carries an

@@ -207,10 +207,6 @@ func (s *Server) startTURN(cfg config.Config) error {
 			PermissionHandler:     s.permit,
 		})
 	}
-	defaultLifetime := 10 * time.Minute // RFC 8656 §3.9 default
-	if cfg.Limits.MaxLifetime < defaultLifetime {
-		defaultLifetime = cfg.Limits.MaxLifetime
-	}
 	t, err := turn.NewServer(turn.ServerConfig{
 		PacketConnConfigs:  pcs,
 		ListenerConfigs:    lcs,
@@ -221,7 +217,7 @@ func (s *Server) startTURN(cfg config.Config) error {
 		EventHandler:       s.events(),
 		ChannelBindTimeout: cfg.Limits.ChannelLifetime,
 		PermissionTimeout:  cfg.Limits.PermissionLifetime,
-		AllocationLifetime: defaultLifetime,
+		AllocationLifetime: defaultLifetime(cfg),
 	})
 	if err != nil {
 		return fmt.Errorf("start turn server: %w", err)
