@@ -181,18 +181,7 @@ func (c *Client) RoundTrip(req *stun.Message) *stun.Message {
 func (c *Client) Request(method stun.Method, attrs ...stun.Setter) *stun.Message {
 	c.t.Helper()
 	for i := 0; i < 3; i++ {
-		setters := []stun.Setter{stun.TransactionID, stun.NewType(method, stun.ClassRequest)}
-		setters = append(setters, attrs...)
-		if c.nonce != nil {
-			setters = append(setters, stun.NewUsername(c.user), stun.NewRealm(c.realm), stun.NewNonce(string(c.nonce)),
-				stun.MessageIntegrity(c.key))
-		}
-		setters = append(setters, stun.Fingerprint)
-		req, err := stun.Build(setters...)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		resp := c.RoundTrip(req)
+		resp := c.RoundTrip(c.Build(method, attrs...))
 		code := ErrorCode(resp)
 		if code == 401 || code == 438 {
 			var nonce stun.Nonce
