@@ -7,7 +7,14 @@
 //   - Allocate for an RFC 6062 TCP relay when those are switched off: 442;
 //   - Allocate with DONT-FRAGMENT: the attribute is honoured (the relay socket
 //     gets DF) instead of pion's 420, by re-signing the request without it;
-//   - Allocate/Refresh asking for more than limits.max_lifetime: capped;
+//   - Allocate/Refresh asking for more than limits.max_lifetime: capped, and
+//     for less than the default (0 on an Allocate included): the default;
+//   - Allocate for an address family with no relay address: 440, not 508;
+//   - Refresh, CreatePermission, ChannelBind (and Connect) on a 5-tuple with
+//     no allocation: 437; signed by a user other than the owner: 441 (pion
+//     is silent on both);
+//   - ChannelBind with a channel number that cannot frame ChannelData: 400;
+//   - a request for a method pion does not serve: 400 (pion is silent);
 //   - TURN REST credentials with several secrets: the secret the client used
 //     is found by checking MESSAGE-INTEGRITY, so pion verifies with that key.
 //
