@@ -56,6 +56,14 @@ func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Resp
 		if l := lifetimesOf(p); l.changes(msg, true) {
 			return resign(msg, key, edits{lifetimes: l, refresh: true}), Rewrite, 0
 		}
+	case stun.NewType(stun.MethodConnect, stun.ClassRequest):
+		// RFC 6062 §5.2: an invalid XOR-PEER-ADDRESS is 400; pion's
+		// CreateTCPConnection refuses port 0 and its handler stays silent.
+		var peer stun.XORMappedAddress
+		if peer.GetFromAs(msg, stun.AttrXORPeerAddress) == nil && peer.Port == 0 {
+			g.reply(msg, key, src, r, stun.CodeBadRequest)
+			return nil, Answered, 0
+		}
 	case stun.NewType(stun.MethodChannelBind, stun.ClassRequest):
 		if v, err := msg.Get(stun.AttrChannelNumber); err == nil && len(v) == 4 && !channelUsable(binary.BigEndian.Uint16(v)) {
 			g.reply(msg, key, src, r, stun.CodeBadRequest)

@@ -221,6 +221,12 @@ func conformanceRules() []rule {
 				return e.c.Ask(stun.MethodConnect, testturn.PeerAddr(peer))
 			},
 			want: 446},
+		{section: "RFC 6062 §5.2", name: "Connect to port 0: 400", nets: tcpOnly,
+			send: func(t *testing.T, e *ruleEnv) *stun.Message {
+				e.allocate(t, true)
+				return e.c.Ask(stun.MethodConnect, testturn.PeerAddr(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 0}))
+			},
+			want: 400},
 		{section: "RFC 8656 §5", name: "Connect signed by another user: 441", nets: tcpOnly,
 			send: func(t *testing.T, e *ruleEnv) *stun.Message {
 				e.allocate(t, true)
