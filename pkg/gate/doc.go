@@ -13,7 +13,8 @@
 //   - Refresh, CreatePermission, ChannelBind (and Connect) on a 5-tuple with
 //     no allocation: 437; signed by a user other than the owner: 441 (pion
 //     is silent on both);
-//   - ChannelBind with a channel number that cannot frame ChannelData: 400;
+//   - ChannelBind with a channel number that cannot frame ChannelData, or
+//     Connect to port 0: 400 (pion is silent on the latter);
 //   - a request for a method pion does not serve: 400 (pion is silent);
 //   - TURN REST credentials with several secrets: the secret the client used
 //     is found by checking MESSAGE-INTEGRITY, so pion verifies with that key.
