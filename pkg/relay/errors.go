@@ -12,4 +12,8 @@ var (
 	// ErrNoClientWriter means a relay served by a downlink loop was not given
 	// a way to reach its client, so nothing from its peers would arrive.
 	ErrNoClientWriter = errors.New("no writer for the client of a loop-served relay")
+	// ErrForbiddenPeer means a Connect asked for one of the server's own sockets.
+	ErrForbiddenPeer = errors.New("peer is one of the server's own sockets")
+	// ErrTooManyConnects means an allocation has MaxPendingConnects Connects pending.
+	ErrTooManyConnects = errors.New("too many pending connects on the allocation")
 )

@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -11,8 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
-	"github.com/pion/transport/v5/reuseport"
 	"github.com/pion/turn/v5"
 
 	"github.com/turnd/turnd/pkg/mmsg"
@@ -33,6 +32,9 @@ type Options struct {
 	// Forbidden reports peers no data may be sent to whatever the
 	// permissions say: the server's own listening and HTTP sockets. nil: none.
 	Forbidden func(netip.AddrPort) bool
+	// ConnectTimeout bounds the dial of an RFC 6062 Connect (pion answers
+	// 447 when it passes); 0 means DefaultConnectTimeout.
+	ConnectTimeout time.Duration
 }
 
 // Generator hands out relay sockets to pion and keeps the fast path's view
@@ -40,11 +42,15 @@ type Options struct {
 type Generator struct {
 	opts Options
 
-	mu       sync.Mutex
-	live     map[liveKey]*Conn
-	held     map[liveKey]*held // second ports of reserved pairs
-	up       upTable
-	byClient clientTable
+	mu   sync.Mutex
+	live map[liveKey]*Conn
+	held map[liveKey]*held // second ports of reserved pairs
+	// tcp holds the RFC 6062 relays (tcprelay.go); a port number is in at
+	// most one of live, held and tcp. tcpByClient finds one by its client.
+	tcp         map[liveKey]*tcpRelay
+	tcpByClient map[clientKey]*tcpRelay
+	up          upTable
+	byClient    clientTable
 
 	// servers numbers turnd's addresses (UDP sockets' and TCP or TLS
 	// connections' local addresses) for the fast path's keys (serverID):
@@ -77,6 +83,7 @@ func New(opts Options) *Generator {
 	}
 	return &Generator{
 		opts: opts, live: make(map[liveKey]*Conn), held: make(map[liveKey]*held),
+		tcp: make(map[liveKey]*tcpRelay), tcpByClient: make(map[clientKey]*tcpRelay),
 		retiring: make(map[liveKey]*Conn), closed: make(chan struct{}), servers: make(map[serverAddr]serverID),
 	}
 }
@@ -132,6 +139,9 @@ func (g *Generator) family(network string) (bind, external net.IP, v6 bool, err 
 // free whichever listener the pair arrives on.
 func (g *Generator) eachPort(requested int, v6 bool, try func(port int) error) error {
 	if requested != 0 {
+		if g.tcpHolds(v6, requested) {
+			return ErrNoFreePort
+		}
 		return try(requested)
 	}
 	span := g.opts.MaxPort - g.opts.MinPort + 1
@@ -142,7 +152,8 @@ func (g *Generator) eachPort(requested int, v6 bool, try func(port int) error) e
 			switch {
 			case pass == 0 && (p%2 != 0 || g.inUse(v6, p+1)),
 				pass == 1 && (p%2 != 0 || !g.inUse(v6, p+1)),
-				pass == 2 && p%2 == 0:
+				pass == 2 && p%2 == 0,
+				g.tcpHolds(v6, p): // a UDP bind would not notice an RFC 6062 relay there
 				continue
 			}
 			if try(p) == nil {
@@ -158,7 +169,7 @@ func (g *Generator) inUse(v6 bool, port int) bool {
 	k := liveKey{v6: v6, port: port}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.live[k] != nil || g.held[k] != nil
+	return g.live[k] != nil || g.held[k] != nil || g.tcp[k] != nil
 }
 
 // AllocatePacketConn implements turn.RelayAddressGenerator for UDP relays.
@@ -260,45 +271,6 @@ func (g *Generator) watch(c *Conn) error {
 	return nil
 }
 
-// AllocateListener implements turn.RelayAddressGenerator for RFC 6062 TCP relays.
-func (g *Generator) AllocateListener(conf turn.AllocateListenerConfig) (net.Listener, net.Addr, error) {
-	bind, external, _, err := g.family(conf.Network)
-	if err != nil {
-		return nil, nil, err
-	}
-	// SO_REUSEPORT lets the outgoing Connect sockets share the listener's port, as RFC 6062 requires.
-	lc := net.ListenConfig{Control: reuseport.Control}
-	var ln net.Listener
-	err = g.eachPort(conf.RequestedPort, false, func(port int) error {
-		l, lerr := lc.Listen(context.Background(), conf.Network, net.JoinHostPort(bind.String(), strconv.Itoa(port)))
-		ln = l
-		return lerr
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("allocate tcp relay: %w", err)
-	}
-	return ln, &net.TCPAddr{IP: external, Port: ln.Addr().(*net.TCPAddr).Port}, nil
-}
-
-// AllocateConn implements turn.RelayAddressGenerator: the outgoing TCP
-// connection of an RFC 6062 Connect request, from the relay's own port.
-func (g *Generator) AllocateConn(conf turn.AllocateConnConfig) (net.Conn, error) {
-	bind, _, _, err := g.family(conf.Network)
-	if err != nil {
-		return nil, err
-	}
-	local := &net.TCPAddr{IP: bind}
-	if ta, ok := conf.LocalAddr.(*net.TCPAddr); ok {
-		local.Port = ta.Port
-	}
-	d := net.Dialer{LocalAddr: local, Control: reuseport.Control}
-	conn, err := d.Dial(conf.Network, conf.RemoteAddr.String())
-	if err != nil {
-		return nil, fmt.Errorf("connect tcp relay to peer: %w", err)
-	}
-	return conn, nil
-}
-
 // conn finds the live UDP relay socket advertised as relayAddr.
 func (g *Generator) conn(relayAddr net.Addr) (*Conn, error) {
 	ua, ok := relayAddr.(*net.UDPAddr)
@@ -348,6 +320,9 @@ func (g *Generator) SetDontFragment(relayAddr net.Addr) error {
 // allocation by: once the relay socket is closed, ReadFrom returns only
 // after Deleted (or Close), having retired it (retire.go).
 func (g *Generator) AttachClient(relayAddr, client, server net.Addr, stream io.Writer) error {
+	if k, ok := tcpKey(relayAddr); ok {
+		return g.attachTCP(k, client, server)
+	}
 	cc, err := g.conn(relayAddr)
 	if err != nil {
 		return fmt.Errorf("attach client: %w", err)
@@ -383,6 +358,12 @@ func (g *Generator) AttachClient(relayAddr, client, server net.Addr, stream io.W
 // Permit mirrors a permission pion installed (or, with revoke, removed) into
 // the indication fast paths of the relay advertised as relayAddr.
 func (g *Generator) Permit(relayAddr net.Addr, peer net.IP, revoke bool) error {
+	if k, ok := tcpKey(relayAddr); ok {
+		if a, ok := netip.AddrFromSlice(peer); ok {
+			g.permitTCP(k, a.Unmap(), revoke)
+		}
+		return nil
+	}
 	cc, err := g.conn(relayAddr)
 	if err != nil {
 		if revoke {
@@ -401,6 +382,10 @@ func (g *Generator) Permit(relayAddr net.Addr, peer net.IP, revoke bool) error {
 // BindChannel mirrors a channel pion bound (or, with unbind, removed) into
 // the fast paths of the relay advertised as relayAddr.
 func (g *Generator) BindChannel(relayAddr, peer net.Addr, number uint16, unbind bool) error {
+	if k, ok := tcpKey(relayAddr); ok {
+		g.bindTCP(k, number, unbind)
+		return nil
+	}
 	cc, err := g.conn(relayAddr)
 	if err != nil {
 		if unbind {
@@ -440,7 +425,7 @@ func (g *Generator) Live() int {
 func (g *Generator) Permissions(client netip.AddrPort, server net.Addr) (int, func(netip.Addr) bool, bool) {
 	c := g.clientConn(client, server)
 	if c == nil {
-		return 0, nil, false
+		return g.tcpPermissions(client, server)
 	}
 	n := 0
 	if p := c.perms.Load(); p != nil {
@@ -455,7 +440,7 @@ func (g *Generator) Permissions(client netip.AddrPort, server net.Addr) (int, fu
 func (g *Generator) Channels(client netip.AddrPort, server net.Addr) (int, func(uint16) bool, bool) {
 	c := g.clientConn(client, server)
 	if c == nil {
-		return 0, nil, false
+		return g.tcpChannels(client, server)
 	}
 	chans := c.chans.Load()
 	if chans == nil {

@@ -38,6 +38,9 @@ func (g *Generator) AllocatePairFor(conf turn.AllocateListenerConfig, lane *mmsg
 	start := rand.IntN(pairs)
 	for i := 0; i < pairs; i++ {
 		p := lo + 2*((start+i)%pairs)
+		if g.tcpHolds(v6, p+1) { // an RFC 6062 relay's port: a UDP bind would not notice
+			continue
+		}
 		odd, err := listenRelay(conf.Network, bind, p+1)
 		if err != nil {
 			continue

@@ -1,0 +1,305 @@
+package relay
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/pion/transport/v5/reuseport"
+	"github.com/pion/turn/v5"
+)
+
+// RFC 6062 TCP relays. Their listener and the outgoing Connect sockets
+// share the relay port with SO_REUSEPORT, as RFC 6062 §5.2 requires; the
+// kernel would then let a second allocation bind the same port too, and
+// split inbound peer connections between the two. So the port table
+// (Generator.tcp) is what gives a port to one allocation only.
+
+// DefaultConnectTimeout bounds the dial of a Connect request: RFC 6062 §5.2
+// says the timeout MUST be at least 30 seconds.
+const DefaultConnectTimeout = 30 * time.Second
+
+// MaxPendingConnects bounds the peer connections of one TCP allocation that
+// are being dialled or wait for their ConnectionBind: each holds a socket and
+// pion keeps an unbound one for 30 seconds.
+const MaxPendingConnects = 8
+
+// tcpRelay is the bookkeeping of one RFC 6062 allocation; under Generator.mu.
+type tcpRelay struct {
+	client    clientKey
+	hasClient bool
+	perms     map[netip.Addr]struct{}
+	chans     map[uint16]struct{}
+	pending   int // Connects dialling or waiting for ConnectionBind
+}
+
+// AllocateListener implements turn.RelayAddressGenerator for RFC 6062 TCP relays.
+func (g *Generator) AllocateListener(conf turn.AllocateListenerConfig) (net.Listener, net.Addr, error) {
+	bind, external, v6, err := g.family(conf.Network)
+	if err != nil {
+		return nil, nil, err
+	}
+	lc := net.ListenConfig{Control: reuseport.Control}
+	var ln net.Listener
+	var key liveKey
+	err = g.eachPort(conf.RequestedPort, v6, func(port int) error {
+		k := liveKey{v6: v6, port: port}
+		if !g.claimTCP(k) {
+			return ErrNoFreePort
+		}
+		l, lerr := lc.Listen(context.Background(), conf.Network, net.JoinHostPort(bind.String(), strconv.Itoa(port)))
+		if lerr != nil {
+			g.releaseTCP(k)
+			return lerr
+		}
+		ln, key = l, k
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("allocate tcp relay: %w", err)
+	}
+	return &tcpListener{Listener: ln, g: g, key: key},
+		&net.TCPAddr{IP: external, Port: ln.Addr().(*net.TCPAddr).Port}, nil
+}
+
+// claimTCP takes port k for a TCP relay if no relay of any kind holds it.
+func (g *Generator) claimTCP(k liveKey) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.live[k] != nil || g.held[k] != nil || g.tcp[k] != nil {
+		return false
+	}
+	g.tcp[k] = &tcpRelay{}
+	return true
+}
+
+// releaseTCP gives port k back.
+func (g *Generator) releaseTCP(k liveKey) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r := g.tcp[k]; r != nil && r.hasClient && g.tcpByClient[r.client] == r {
+		delete(g.tcpByClient, r.client)
+	}
+	delete(g.tcp, k)
+}
+
+// tcpHolds reports whether a TCP relay holds port.
+func (g *Generator) tcpHolds(v6 bool, port int) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.tcp[liveKey{v6: v6, port: port}] != nil
+}
+
+// tcpListener gives its port back to the table when pion closes it.
+type tcpListener struct {
+	net.Listener
+	g    *Generator
+	key  liveKey
+	once sync.Once
+}
+
+func (l *tcpListener) Close() error {
+	l.once.Do(func() { l.g.releaseTCP(l.key) })
+	return l.Listener.Close()
+}
+
+// tcpKey is the table key of an RFC 6062 relay advertised as relayAddr.
+func tcpKey(relayAddr net.Addr) (liveKey, bool) {
+	ta, ok := relayAddr.(*net.TCPAddr)
+	if !ok {
+		return liveKey{}, false
+	}
+	return liveKey{v6: ta.IP.To4() == nil, port: ta.Port}, true
+}
+
+// AllocateConn implements turn.RelayAddressGenerator: the outgoing TCP
+// connection of an RFC 6062 Connect request, from the relay's own port.
+// It runs on the goroutine of the client's control connection (pion
+// handles Connect there), which reads no other client; the dial has a
+// deadline (pion answers 447 when it passes) and the allocation's pending
+// Connects are bounded.
+func (g *Generator) AllocateConn(conf turn.AllocateConnConfig) (net.Conn, error) {
+	bind, _, _, err := g.family(conf.Network)
+	if err != nil {
+		return nil, err
+	}
+	k, ok := tcpKey(conf.LocalAddr)
+	if !ok {
+		// A Connect on a UDP allocation (RFC 6062 §5.2: the gate answers it 400).
+		return nil, fmt.Errorf("connect from relay %v: %w", conf.LocalAddr, ErrNotTracked)
+	}
+	if ra, ok := conf.RemoteAddr.(*net.TCPAddr); ok && g.opts.Forbidden != nil && g.opts.Forbidden(unmap(ra.AddrPort())) {
+		return nil, fmt.Errorf("connect to %v: %w", conf.RemoteAddr, ErrForbiddenPeer)
+	}
+	if err := g.startConnect(k); err != nil {
+		return nil, fmt.Errorf("connect from relay %v: %w", conf.LocalAddr, err)
+	}
+	timeout := g.opts.ConnectTimeout
+	if timeout <= 0 {
+		timeout = DefaultConnectTimeout
+	}
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: bind, Port: k.port}, Control: reuseport.Control, Timeout: timeout}
+	conn, err := d.Dial(conf.Network, conf.RemoteAddr.String())
+	if err != nil {
+		g.endConnect(k)
+		return nil, fmt.Errorf("connect tcp relay to peer: %w", err)
+	}
+	return &peerConn{Conn: conn, end: func() { g.endConnect(k) }}, nil
+}
+
+// startConnect counts a Connect against its allocation's bound.
+func (g *Generator) startConnect(k liveKey) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.tcp[k]
+	switch {
+	case r == nil:
+		return ErrNotTracked
+	case r.pending >= MaxPendingConnects:
+		return ErrTooManyConnects
+	}
+	r.pending++
+	return nil
+}
+
+// endConnect is a Connect no longer pending: failed, bound or closed.
+func (g *Generator) endConnect(k liveKey) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r := g.tcp[k]; r != nil && r.pending > 0 {
+		r.pending--
+	}
+}
+
+// peerConn is a Connect's peer connection; it stops being pending when pion
+// starts copying it (after ConnectionBind) or closes it (bind timeout,
+// allocation gone).
+type peerConn struct {
+	net.Conn
+	end  func()
+	once sync.Once
+}
+
+func (c *peerConn) Read(p []byte) (int, error) {
+	c.once.Do(c.end)
+	return c.Conn.Read(p)
+}
+
+func (c *peerConn) Write(p []byte) (int, error) {
+	c.once.Do(c.end)
+	return c.Conn.Write(p)
+}
+
+func (c *peerConn) Close() error {
+	c.once.Do(c.end)
+	return c.Conn.Close()
+}
+
+// PendingConnects returns how many Connects of the RFC 6062 allocation of a
+// client's 5-tuple are pending; ok is false when the client holds no TCP relay.
+func (g *Generator) PendingConnects(client netip.AddrPort, server net.Addr) (n int, ok bool) {
+	r := g.tcpRelayOf(client, server)
+	if r == nil {
+		return 0, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return r.pending, true
+}
+
+// tcpRelayOf finds the RFC 6062 relay of a client's 5-tuple.
+func (g *Generator) tcpRelayOf(client netip.AddrPort, server net.Addr) *tcpRelay {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	id, ok := g.servers[serverKey(server)]
+	if !ok {
+		return nil
+	}
+	return g.tcpByClient[clientKey{client: unmap(client), server: id}]
+}
+
+// attachTCP records the client of an RFC 6062 relay.
+func (g *Generator) attachTCP(k liveKey, client, server net.Addr) error {
+	ca, ok := client.(*net.TCPAddr)
+	if !ok {
+		return nil
+	}
+	id := g.serverOf(server)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.tcp[k]
+	if r == nil {
+		return fmt.Errorf("attach client %v: %w", client, ErrNotTracked)
+	}
+	r.client, r.hasClient = clientKey{client: unmap(ca.AddrPort()), server: id}, true
+	g.tcpByClient[r.client] = r
+	return nil
+}
+
+// permitTCP mirrors a permission of an RFC 6062 relay, for its cap.
+func (g *Generator) permitTCP(k liveKey, peer netip.Addr, revoke bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.tcp[k]
+	switch {
+	case r == nil:
+	case revoke:
+		delete(r.perms, peer)
+	default:
+		if r.perms == nil {
+			r.perms = make(map[netip.Addr]struct{})
+		}
+		r.perms[peer] = struct{}{}
+	}
+}
+
+// bindTCP mirrors a channel of an RFC 6062 relay, for its cap.
+func (g *Generator) bindTCP(k liveKey, number uint16, unbind bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.tcp[k]
+	switch {
+	case r == nil:
+	case unbind:
+		delete(r.chans, number)
+	default:
+		if r.chans == nil {
+			r.chans = make(map[uint16]struct{})
+		}
+		r.chans[number] = struct{}{}
+	}
+}
+
+// tcpPermissions is Permissions for an RFC 6062 relay.
+func (g *Generator) tcpPermissions(client netip.AddrPort, server net.Addr) (int, func(netip.Addr) bool, bool) {
+	r := g.tcpRelayOf(client, server)
+	if r == nil {
+		return 0, nil, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	set := make(map[netip.Addr]struct{}, len(r.perms))
+	for a := range r.perms {
+		set[a] = struct{}{}
+	}
+	return len(set), func(a netip.Addr) bool { _, ok := set[a]; return ok }, true
+}
+
+// tcpChannels is Channels for an RFC 6062 relay.
+func (g *Generator) tcpChannels(client netip.AddrPort, server net.Addr) (int, func(uint16) bool, bool) {
+	r := g.tcpRelayOf(client, server)
+	if r == nil {
+		return 0, nil, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	set := make(map[uint16]struct{}, len(r.chans))
+	for n := range r.chans {
+		set[n] = struct{}{}
+	}
+	return len(set), func(n uint16) bool { _, ok := set[n]; return ok }, true
+}

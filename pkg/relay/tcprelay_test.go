@@ -1,0 +1,193 @@
+package relay
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/pion/turn/v5"
+
+	"github.com/turnd/turnd/internal/testturn"
+)
+
+func tcpGenerator(t *testing.T, ports int, opts Options) *Generator {
+	t.Helper()
+	lo, hi := freePortRange(t, ports)
+	opts.IPv4, opts.MinPort, opts.MaxPort = net.IPv4(127, 0, 0, 1), lo, hi
+	g := New(opts)
+	t.Cleanup(g.Close)
+	return g
+}
+
+func allocateTCP(t *testing.T, g *Generator) (net.Listener, *net.TCPAddr) {
+	t.Helper()
+	ln, addr, err := g.AllocateListener(turn.AllocateListenerConfig{Network: "tcp4"})
+	if err != nil {
+		t.Fatalf("allocate tcp relay: %v", err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	return ln, addr.(*net.TCPAddr)
+}
+
+// TestTCPRelayPortBelongsToOneAllocation: the listener's SO_REUSEPORT would
+// let the kernel give a second allocation the same port (and split the
+// first one's peers between them); the port table refuses it, for TCP and
+// UDP relays alike, and gives the port back when the listener closes.
+func TestTCPRelayPortBelongsToOneAllocation(t *testing.T) {
+	g := tcpGenerator(t, 1, Options{})
+	ln, _ := allocateTCP(t, g)
+	if ln2, addr, err := g.AllocateListener(turn.AllocateListenerConfig{Network: "tcp4"}); err == nil {
+		_ = ln2.Close()
+		t.Fatalf("second tcp relay got %v, the port of the first", addr)
+	} else if !errors.Is(err, ErrNoFreePort) {
+		t.Fatalf("second tcp relay: %v, want ErrNoFreePort", err)
+	}
+	if pc, addr, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"}); err == nil {
+		_ = pc.Close()
+		t.Fatalf("udp relay got %v, the port of a tcp relay", addr)
+	}
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	allocateTCP(t, g)
+}
+
+// TestTCPRelayConnectHasDeadline: a peer that drops SYNs fails the dial at
+// the timeout (pion answers 447), not after the kernel's two minutes.
+func TestTCPRelayConnectHasDeadline(t *testing.T) {
+	g := tcpGenerator(t, 2, Options{ConnectTimeout: 300 * time.Millisecond})
+	_, relay := allocateTCP(t, g)
+	peer := testturn.SilentPeer(t)
+	done := make(chan error, 1)
+	go func() {
+		c, err := g.AllocateConn(turn.AllocateConnConfig{Network: "tcp4", LocalAddr: relay, RemoteAddr: peer})
+		if c != nil {
+			_ = c.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("connect to a silent peer succeeded")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("connect to a silent peer still dialling after 5 s")
+	}
+	if n, _ := g.pendingOf(relay); n != 0 {
+		t.Fatalf("%d connects pending after the failure, want 0", n)
+	}
+}
+
+// pendingOf reads a relay's pending count by its port, for tests.
+func (g *Generator) pendingOf(relay *net.TCPAddr) (int, bool) {
+	k, _ := tcpKey(relay)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.tcp[k]
+	if r == nil {
+		return 0, false
+	}
+	return r.pending, true
+}
+
+// TestTCPRelayPendingConnectsBounded: at most MaxPendingConnects peer
+// connections wait for their ConnectionBind; one that pion starts copying
+// (bound) or closes frees its place.
+func TestTCPRelayPendingConnectsBounded(t *testing.T) {
+	g := tcpGenerator(t, 2, Options{})
+	_, relay := allocateTCP(t, g)
+	// One peer per Connect: a relay port reaches a peer address once.
+	peers := make([]net.Addr, MaxPendingConnects+2)
+	for i := range peers {
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		peers[i] = ln.Addr()
+	}
+	var conns []net.Conn
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	connect := func(i int) (net.Conn, error) {
+		return g.AllocateConn(turn.AllocateConnConfig{Network: "tcp4", LocalAddr: relay, RemoteAddr: peers[i]})
+	}
+	for i := 0; i < MaxPendingConnects; i++ {
+		c, err := connect(i)
+		if err != nil {
+			t.Fatalf("connect %d: %v", i, err)
+		}
+		conns = append(conns, c)
+	}
+	if c, err := connect(MaxPendingConnects); !errors.Is(err, ErrTooManyConnects) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("connect past the bound: %v, want ErrTooManyConnects", err)
+	}
+	_ = conns[0].Close()
+	_ = conns[1].SetReadDeadline(time.Now())
+	_, _ = conns[1].Read(make([]byte, 1)) // pion copying: bound
+	if n, _ := g.pendingOf(relay); n != MaxPendingConnects-2 {
+		t.Fatalf("%d pending, want %d", n, MaxPendingConnects-2)
+	}
+	c, err := connect(MaxPendingConnects + 1)
+	if err != nil {
+		t.Fatalf("connect after one closed: %v", err)
+	}
+	conns = append(conns, c)
+}
+
+// TestTCPRelayConnectRefusesOwnSockets: a Connect to one of turnd's own
+// sockets is refused however the peer filter is set.
+func TestTCPRelayConnectRefusesOwnSockets(t *testing.T) {
+	own, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	ownAP := own.Addr().(*net.TCPAddr).AddrPort()
+	g := tcpGenerator(t, 2, Options{Forbidden: func(a netip.AddrPort) bool { return a == ownAP }})
+	_, relay := allocateTCP(t, g)
+	c, err := g.AllocateConn(turn.AllocateConnConfig{Network: "tcp4", LocalAddr: relay, RemoteAddr: own.Addr()})
+	if !errors.Is(err, ErrForbiddenPeer) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("connect to an own socket: %v, want ErrForbiddenPeer", err)
+	}
+}
+
+// TestTCPRelayCountsBindings: permissions and channels of an RFC 6062
+// relay are counted for its client, so their caps apply to it too.
+func TestTCPRelayCountsBindings(t *testing.T) {
+	g := tcpGenerator(t, 2, Options{})
+	_, relay := allocateTCP(t, g)
+	client := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40001}
+	server := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478}
+	if err := g.AttachClient(relay, client, server, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, ip := range []string{"192.0.2.1", "192.0.2.2"} {
+		if err := g.Permit(relay, net.ParseIP(ip), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = g.BindChannel(relay, &net.UDPAddr{IP: net.ParseIP("192.0.2.1"), Port: 9}, 0x4000, false)
+	n, has, ok := g.Permissions(client.AddrPort(), server)
+	if !ok || n != 2 || !has(netip.MustParseAddr("192.0.2.2")) || has(netip.MustParseAddr("192.0.2.3")) {
+		t.Fatalf("permissions: n=%d ok=%v", n, ok)
+	}
+	if n, has, ok := g.Channels(client.AddrPort(), server); !ok || n != 1 || !has(0x4000) {
+		t.Fatalf("channels: n=%d ok=%v", n, ok)
+	}
+	if n, ok := g.PendingConnects(client.AddrPort(), server); !ok || n != 0 {
+		t.Fatalf("pending connects: n=%d ok=%v", n, ok)
+	}
+}
