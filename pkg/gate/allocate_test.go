@@ -109,7 +109,8 @@ func TestTCPAllocation(t *testing.T) {
 			g := gate.New(&gate.Policy{Keys: staticKeys(), TCPAllocations: tc.allowed}, h.hooks(true))
 			pkt := request(t, stun.MethodAllocate, testUser, aliceKey(), false, transport(tc.proto))
 			r := &responder{}
-			out, v := g.Inspect(pkt, clientAddr(), localAddr(), r)
+			// Over TCP: RFC 6062 §5.1 wants a TCP relay asked for over TCP or TLS.
+			out, v := g.Inspect(pkt, streamClientAddr(), localAddr(), r)
 			if v != tc.want || out != nil {
 				t.Fatalf("Inspect = (%x, %v), want (nil, %v)", out, v, tc.want)
 			}

@@ -78,8 +78,7 @@ const (
 	typeAllocateRequest    = 0x0003
 	typeRefreshRequest     = 0x0004
 	typeChannelBindRequest = 0x0009
-	typeConnectRequest     = 0x000A
-	typeConnectionBind     = 0x000B
+	typeConnectRequest     = 0x000A // RFC 6062; ConnectionBind's is in stream.go
 
 	typeCreatePermissionRequest = 0x0008
 	classMask                   = 0x0110
@@ -123,7 +122,8 @@ func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Ve
 		return nil, Pass, 0
 	}
 	switch t {
-	case typeAllocateRequest, typeRefreshRequest, typeChannelBindRequest, typeCreatePermissionRequest, typeConnectRequest:
+	case typeAllocateRequest, typeRefreshRequest, typeChannelBindRequest, typeCreatePermissionRequest,
+		typeConnectRequest, typeConnectionBindRequest:
 	default:
 		if !p.MultiKey {
 			return nil, Pass, 0

@@ -38,6 +38,9 @@ func staticKeys() func(username, realm string) (string, [][]byte, error) {
 func clientAddr() *net.UDPAddr { return &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000} }
 func localAddr() *net.UDPAddr  { return &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478} }
 
+// streamClientAddr is a TCP or TLS client, for the requests RFC 6062 keeps to those.
+func streamClientAddr() *net.TCPAddr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000} }
+
 // request builds a STUN request of method carrying USERNAME user, REALM,
 // NONCE and extra; with key it is signed with MESSAGE-INTEGRITY, and with
 // fingerprint it ends in FINGERPRINT.

@@ -76,7 +76,7 @@ func TestMultiKeyRecordsNothingWhenNotNeeded(t *testing.T) {
 		{"unknown secret", true, username, request(t, stun.MethodCreatePermission, username,
 			auth.LongTermKey(username, testRealm, auth.RESTPassword("s3", username)), true)},
 		// Requests the gate has no other business with are not even decoded.
-		{"MultiKey off", false, username, request(t, methodConnectionBind, username, key, true)},
+		{"MultiKey off", false, username, request(t, stun.MethodBinding, username, key, true)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

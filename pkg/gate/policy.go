@@ -61,6 +61,14 @@ type Policy struct {
 	// server's own listening or HTTP sockets: a ChannelBind there would make
 	// turnd relay into itself, and is refused with 403. nil: none known.
 	OwnAddress func(netip.AddrPort) bool
+	// TCPRelay reports whether the allocation of a client 5-tuple is an
+	// RFC 6062 TCP relay, and how many of its Connects are pending (being
+	// dialled or waiting for their ConnectionBind). A Connect on any other
+	// allocation is answered 400. nil: every allocation counts as one.
+	TCPRelay func(client, server net.Addr) (pending int, ok bool)
+	// PendingConnectsPerAllocation caps those pending Connects (508
+	// Insufficient Capacity); 0: no cap.
+	PendingConnectsPerAllocation int
 	// IdleTimeout closes a TCP/TLS connection that holds no allocation (see
 	// Gate.Allocated) this long after it was accepted; 0: never.
 	IdleTimeout time.Duration

@@ -50,19 +50,14 @@ func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Resp
 		return nil, Answered, 0
 	}
 	switch msg.Type {
+	case stun.NewType(stun.MethodConnect, stun.ClassRequest),
+		stun.NewType(stun.MethodConnectionBind, stun.ClassRequest):
+		return g.rfc6062(p, msg, key, userID, src, local, r)
 	case stun.NewType(stun.MethodAllocate, stun.ClassRequest):
 		return g.allocate(p, msg, key, userID, src, local, r)
 	case stun.NewType(stun.MethodRefresh, stun.ClassRequest):
 		if l := lifetimesOf(p); l.changes(msg, true) {
 			return resign(msg, key, edits{lifetimes: l, refresh: true}), Rewrite, 0
-		}
-	case stun.NewType(stun.MethodConnect, stun.ClassRequest):
-		// RFC 6062 §5.2: an invalid XOR-PEER-ADDRESS is 400; pion's
-		// CreateTCPConnection refuses port 0 and its handler stays silent.
-		var peer stun.XORMappedAddress
-		if peer.GetFromAs(msg, stun.AttrXORPeerAddress) == nil && peer.Port == 0 {
-			g.reply(msg, key, src, r, stun.CodeBadRequest)
-			return nil, Answered, 0
 		}
 	case stun.NewType(stun.MethodChannelBind, stun.ClassRequest):
 		if v, err := msg.Get(stun.AttrChannelNumber); err == nil && len(v) == 4 && !channelUsable(binary.BigEndian.Uint16(v)) {
@@ -174,6 +169,19 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 	if !familyServed(p, msg) && !msg.Contains(stun.AttrReservationToken) {
 		g.reply(msg, key, src, r, stun.CodeAddrFamilyNotSupported)
 		return nil, Answered, 0
+	}
+
+	// RFC 6062 §5.1: "If the client connection transport is not TCP or
+	// TLS, the server MUST reject the request with a 400 (Bad Request)
+	// error. If the request contains the DONT-FRAGMENT, EVEN-PORT, or
+	// RESERVATION-TOKEN attribute, the server MUST reject the request
+	// with a 400 (Bad Request) error."
+	if v, err := msg.Get(stun.AttrRequestedTransport); err == nil && len(v) > 0 && v[0] == protoTCP {
+		if !stream(src) || msg.Contains(stun.AttrDontFragment) || msg.Contains(stun.AttrEvenPort) ||
+			msg.Contains(stun.AttrReservationToken) {
+			g.reply(msg, key, src, r, stun.CodeBadRequest)
+			return nil, Answered, 0
+		}
 	}
 
 	// Step 4: DONT-FRAGMENT is supported: remember it for the relay socket

@@ -342,6 +342,11 @@ func (c *streamConn) vet() error {
 			continue
 		}
 		if binary.BigEndian.Uint16(rest) == typeConnectionBindRequest {
+			// The gate may answer it (RFC 6062 §5.4 on a control connection).
+			if _, v := c.inspect(rest[:size]); v == Answered {
+				c.splice(size, nil)
+				continue
+			}
 			// Hand pion the bind request alone: pion's own framing would
 			// swallow peer data sent right behind it. Read decides what
 			// the following bytes are once pion has answered.

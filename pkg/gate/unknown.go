@@ -11,7 +11,7 @@ import (
 func knownRequest(t uint16) bool {
 	switch t {
 	case typeBindingRequest, typeAllocateRequest, typeRefreshRequest, typeCreatePermissionRequest,
-		typeChannelBindRequest, typeConnectRequest, typeConnectionBind:
+		typeChannelBindRequest, typeConnectRequest, typeConnectionBindRequest:
 		return true
 	}
 	return false
