@@ -118,6 +118,13 @@ type streamConn struct {
 	closing    bool       // under watchMu: Close has begun, never Watch again
 
 	busy handing // pion holds STUN messages from this connection
+
+	// idle guards the timer that closes the connection once it has held
+	// no allocation for the idle timeout (Gate.Released); every
+	// allocation or release moves idleEpoch on, disarming older timers.
+	idle      sync.Mutex
+	idleEpoch uint64
+	idleTimer *time.Timer
 }
 
 // Reactor reads a plain TCP client's connection for the gate once the
@@ -431,6 +438,11 @@ func (c *streamConn) Write(b []byte) (int, error) {
 // have been reused), and a Read waiting for it wakes to net.ErrClosed.
 func (c *streamConn) Close() error {
 	c.closed.Do(func() {
+		c.idle.Lock()
+		if c.idleTimer != nil {
+			c.idleTimer.Stop()
+		}
+		c.idle.Unlock()
 		c.busy.back(c.g.flight)
 		c.g.streams.drop(c.RemoteAddr(), c.LocalAddr(), c)
 		c.watchMu.Lock()

@@ -64,6 +64,9 @@ func (g *Gate) Allocated(client, server net.Addr, r Reactor) {
 	if !ok {
 		return
 	}
+	c.idle.Lock()
+	c.idleEpoch++ // a release timer armed before this finds the allocation
+	c.idle.Unlock()
 	_ = c.Conn.SetReadDeadline(time.Time{})
 	if r != nil && c.sock != nil {
 		// The first reactor stays: a later allocation on the same
@@ -71,4 +74,38 @@ func (g *Gate) Allocated(client, server net.Addr, r Reactor) {
 		// connection its reactor may be watching; any loop can read it.
 		c.reactor.CompareAndSwap(nil, &r)
 	}
+}
+
+// Released tells the gate that the TCP/TLS client at client, on the
+// listener at server, no longer holds an allocation (deleted or expired):
+// the idle timeout applies again from now, or a client could keep an idle
+// connection, goroutine and socket forever by allocating once. A timer
+// rather than a read deadline: a plain TCP connection may be read by its
+// reactor's raw reads, which deadlines do not reach.
+func (g *Gate) Released(client, server net.Addr) {
+	idle := g.policy.Load().IdleTimeout
+	if idle <= 0 {
+		return
+	}
+	g.streams.mu.Lock()
+	c, ok := g.streams.m[tupleOf(client, server)]
+	g.streams.mu.Unlock()
+	if !ok {
+		return
+	}
+	c.idle.Lock()
+	defer c.idle.Unlock()
+	c.idleEpoch++
+	epoch := c.idleEpoch
+	if c.idleTimer != nil {
+		c.idleTimer.Stop()
+	}
+	c.idleTimer = time.AfterFunc(idle, func() {
+		c.idle.Lock()
+		still := c.idleEpoch == epoch
+		c.idle.Unlock()
+		if still {
+			_ = c.Close()
+		}
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/gate"
 	"github.com/turnd/turnd/pkg/peerfilter"
+	"github.com/turnd/turnd/pkg/relay"
 )
 
 // apply builds everything that can change at runtime from cfg and swaps it
@@ -79,7 +80,20 @@ func (s *Server) policy(cfg config.Config) *gate.Policy {
 		PermissionsPerAllocation: cfg.Limits.PermissionsPerAllocation,
 		ChannelsPerAllocation:    cfg.Limits.ChannelsPerAllocation,
 		IdleTimeout:              cfg.Limits.IdleConnectionTimeout,
+
+		TCPRelay:                     s.pendingConnects,
+		PendingConnectsPerAllocation: relay.MaxPendingConnects,
 	}
+}
+
+// pendingConnects tells the gate whether a client's allocation is an RFC
+// 6062 TCP relay, and how many of its Connects are pending.
+func (s *Server) pendingConnects(client, server net.Addr) (int, bool) {
+	ap, ok := addrPortOf(client)
+	if !ok || s.relay == nil {
+		return 0, false
+	}
+	return s.relay.PendingConnects(ap, server)
 }
 
 // bindings lets the gate count an allocation's permissions and channels,

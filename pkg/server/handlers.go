@@ -150,6 +150,7 @@ func (s *Server) events() turn.EventHandler {
 			if !ok {
 				return
 			}
+			s.gate.Released(src, dst) // a TCP/TLS connection left idle is closed in time
 			s.log.Info("allocation deleted", "user", userID, "client", src.String(), "transport", info.Transport.String(),
 				"relay", info.Relay.String(), "duration", time.Since(info.Created).Round(time.Millisecond),
 				"allocations", s.registry.Count())
