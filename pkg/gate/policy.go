@@ -94,7 +94,8 @@ type Hooks struct {
 	PeerRefused func(user string, peer net.IP)
 	// RateLimited is called for every request dropped by the rate limit.
 	RateLimited func(src net.Addr)
-	// CapacityRefused is called after a 508 for a permission or channel past its cap.
+	// CapacityRefused is called after a 508 for a permission, channel or
+	// pending Connect past its cap.
 	CapacityRefused func(user string)
 	// Panicked is called when handling one packet panicked; the packet is
 	// dropped and every other client carries on.

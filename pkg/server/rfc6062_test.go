@@ -235,11 +235,19 @@ func TestDataConnectionEndsWithAllocation(t *testing.T) {
 }
 
 // TestConnectionBindOnControlConnection: a ConnectionBind on a connection
-// holding an allocation is 400 (RFC 6062 §5.4), and the allocation lives on.
+// holding an allocation is 400 (RFC 6062 §5.4) even with a live
+// CONNECTION-ID: pion would turn the control connection into the pipe.
 func TestConnectionBindOnControlConnection(t *testing.T) {
 	s := start(t, testOptions())
+	peer, _ := tcpPeer(t)
 	c := tcpRelayClient(t, s)
-	resp := c.Request(stun.MethodConnectionBind, testturn.RawAttr(stun.AttrConnectionID, []byte{0, 0, 0, 1}))
+	resp := c.Connect(peer)
+	wantCode(t, c, resp, 0, "Connect")
+	id, err := resp.Get(stun.AttrConnectionID)
+	if err != nil {
+		t.Fatalf("no CONNECTION-ID: %v", err)
+	}
+	resp = c.Request(stun.MethodConnectionBind, testturn.RawAttr(stun.AttrConnectionID, id))
 	wantCode(t, c, resp, 400, "ConnectionBind on the control connection")
 	if code := c.Refresh(time.Minute); code != 0 {
 		t.Fatalf("refresh after the refused bind: %d", code)

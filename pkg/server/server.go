@@ -114,7 +114,7 @@ func New(opts Options) (*Server, error) {
 		},
 		CapacityRefused: func(user string) {
 			s.obs.PermissionRejected(RejectBindingsCapacity)
-			s.log.Info("permission or channel refused: allocation at its cap", "user", user)
+			s.log.Info("permission, channel or connect refused: allocation at its cap", "user", user)
 		},
 		RateLimited: func(net.Addr) { s.obs.RequestDropped(DropRateLimited) },
 		Panicked:    s.panicked,
