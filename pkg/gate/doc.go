@@ -5,6 +5,10 @@
 //   - Allocate while draining with alternate servers: 300 Try Alternate with
 //     ALTERNATE-SERVER (pion has no hook for it);
 //   - Allocate for an RFC 6062 TCP relay when those are switched off: 442;
+//   - RFC 6062 requests pion would dial from the wrong loop, let through or
+//     leave unanswered: Connect/ConnectionBind over UDP or on the wrong
+//     connection, a Connect to turnd itself or past the pending bound, a
+//     TCP Allocate over UDP or with EVEN-PORT/DONT-FRAGMENT (connect.go);
 //   - Allocate with DONT-FRAGMENT: the attribute is honoured (the relay socket
 //     gets DF) instead of pion's 420, by re-signing the request without it;
 //   - Allocate/Refresh asking for more than limits.max_lifetime: capped, and
