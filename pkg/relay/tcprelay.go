@@ -24,8 +24,9 @@ import (
 const DefaultConnectTimeout = 30 * time.Second
 
 // MaxPendingConnects bounds the peer connections of one TCP allocation that
-// are being dialled or wait for their ConnectionBind: each holds a socket and
-// pion keeps an unbound one for 30 seconds.
+// are being dialled (Connect) or, dialled or accepted, wait for their
+// ConnectionBind: each holds a socket and pion keeps an unbound one for 30
+// seconds.
 const MaxPendingConnects = 8
 
 // tcpRelay is the bookkeeping of one RFC 6062 allocation; under Generator.mu.
@@ -34,7 +35,7 @@ type tcpRelay struct {
 	hasClient bool
 	perms     map[netip.Addr]struct{}
 	chans     map[uint16]struct{}
-	pending   int // Connects dialling or waiting for ConnectionBind
+	pending   int // peer connections dialling or waiting for ConnectionBind
 }
 
 // AllocateListener implements turn.RelayAddressGenerator for RFC 6062 TCP relays.
@@ -100,6 +101,24 @@ type tcpListener struct {
 	g    *Generator
 	key  liveKey
 	once sync.Once
+}
+
+// Accept returns the next peer connection pion may offer its client
+// (ConnectionAttempt). Peer connections waiting for their ConnectionBind
+// count against the same bound as Connects: past it, a peer's connection
+// is closed at once, so no peer can pile up sockets the client never binds.
+func (l *tcpListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.g.startConnect(l.key) != nil {
+			_ = c.Close()
+			continue
+		}
+		return &peerConn{Conn: c, end: func() { l.g.endConnect(l.key) }}, nil
+	}
 }
 
 func (l *tcpListener) Close() error {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"os"
 	"testing"
 	"time"
 
@@ -189,5 +190,62 @@ func TestTCPRelayCountsBindings(t *testing.T) {
 	}
 	if n, ok := g.PendingConnects(client.AddrPort(), server); !ok || n != 0 {
 		t.Fatalf("pending connects: n=%d ok=%v", n, ok)
+	}
+}
+
+// TestTCPRelayPendingPeerConnectionsBounded: peers connecting to a TCP
+// relay count against the same bound; past it their connections are
+// closed before pion sees them.
+func TestTCPRelayPendingPeerConnectionsBounded(t *testing.T) {
+	g := tcpGenerator(t, 2, Options{})
+	ln, relay := allocateTCP(t, g)
+	accepted := make(chan net.Conn, MaxPendingConnects+2)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- c
+		}
+	}()
+	dialRelay := func() net.Conn {
+		c, err := net.Dial("tcp4", relay.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	var held []net.Conn
+	for i := 0; i < MaxPendingConnects; i++ {
+		dialRelay()
+		select {
+		case c := <-accepted:
+			held = append(held, c)
+			t.Cleanup(func() { c.Close() })
+		case <-time.After(5 * time.Second):
+			t.Fatalf("peer connection %d not accepted", i)
+		}
+	}
+	extra := dialRelay()
+	_ = extra.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := extra.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("peer connection past the bound: read %v, want it closed", err)
+	}
+	select {
+	case c := <-accepted:
+		c.Close()
+		t.Fatal("a peer connection past the bound reached pion")
+	default:
+	}
+	_ = held[0].Close()
+	dialRelay()
+	select {
+	case c := <-accepted:
+		t.Cleanup(func() { c.Close() })
+	case <-time.After(5 * time.Second):
+		t.Fatal("peer connection after one closed not accepted")
 	}
 }
