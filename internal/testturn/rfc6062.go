@@ -71,3 +71,23 @@ func udpOf(a net.Addr) *net.UDPAddr {
 	}
 	return nil
 }
+
+// Indication waits up to d for the next indication of method from the
+// server (a ConnectionAttempt, say), skipping anything else.
+func (c *Client) Indication(method stun.Method, d time.Duration) *stun.Message {
+	c.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		m, err := c.read(deadline)
+		if err != nil {
+			c.t.Fatalf("waiting for a %v indication: %v", method, err)
+		}
+		if m.Type == stun.NewType(method, stun.ClassIndication) {
+			return m
+		}
+	}
+}
+
+// Conn is the client's connection, for the raw bytes of an RFC 6062 data
+// connection once it is bound.
+func (c *Client) Conn() net.Conn { return c.conn }

@@ -83,10 +83,11 @@ type streamConn struct {
 	handshakeTimeout time.Duration
 	handshaken       bool
 
-	buf     []byte // bytes read from the connection
-	rd      int    // buf[rd:vetted] has been through the gate, ready for pion
-	vetted  int    // buf[vetted:] is not yet a complete frame
-	readErr error  // the connection's error, returned once vetted bytes run out
+	readMu  sync.Mutex // serialises Read: pion may have two readers (see Read)
+	buf     []byte     // bytes read from the connection
+	rd      int        // buf[rd:vetted] has been through the gate, ready for pion
+	vetted  int        // buf[vetted:] is not yet a complete frame
+	readErr error      // the connection's error, returned once vetted bytes run out
 
 	fast   FastPath       // relays data frames without pion; may be nil
 	remote netip.AddrPort // the client, as the fast path knows it
@@ -166,6 +167,10 @@ const (
 
 // Read hands pion vetted bytes, framing and inspecting more as needed.
 func (c *streamConn) Read(p []byte) (int, error) {
+	// pion reads a bound data connection from its copy goroutine and, once
+	// the copy in the other direction ends, from its read loop too.
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
 	c.busy.back(c.g.flight) // pion has answered what it read before
 	if !c.handshaken {
 		if err := c.handshake(); err != nil {

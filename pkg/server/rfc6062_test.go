@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -251,5 +252,39 @@ func TestConnectionBindOnControlConnection(t *testing.T) {
 	wantCode(t, c, resp, 400, "ConnectionBind on the control connection")
 	if code := c.Refresh(time.Minute); code != 0 {
 		t.Fatalf("refresh after the refused bind: %d", code)
+	}
+}
+
+// TestPeerConnectsToTCPRelay: a permitted peer that connects to the relay
+// is offered to the client (ConnectionAttempt), bound on a data
+// connection, and its bytes reach the client raw.
+func TestPeerConnectsToTCPRelay(t *testing.T) {
+	s := start(t, testOptions())
+	c := dial(t, s, "tcp")
+	resp := c.AllocateTCP()
+	wantCode(t, c, resp, 0, "tcp allocation")
+	relayAddr := testturn.Relayed(t, resp)
+	if code := c.Permit(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); code != 0 {
+		t.Fatalf("permission: %d", code)
+	}
+	peer, err := net.Dial("tcp4", (&net.TCPAddr{IP: relayAddr.IP, Port: relayAddr.Port}).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { peer.Close() })
+	attempt := c.Indication(stun.MethodConnectionAttempt, waitTimeout)
+	id, err := attempt.Get(stun.AttrConnectionID)
+	if err != nil {
+		t.Fatalf("ConnectionAttempt without CONNECTION-ID: %v", err)
+	}
+	data := dial(t, s, "tcp")
+	wantCode(t, data, data.Request(stun.MethodConnectionBind, testturn.RawAttr(stun.AttrConnectionID, id)), 0, "ConnectionBind")
+	if _, err := peer.Write([]byte("from the peer")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len("from the peer"))
+	_ = data.Conn().SetReadDeadline(time.Now().Add(waitTimeout))
+	if _, err := io.ReadFull(data.Conn(), got); err != nil || string(got) != "from the peer" {
+		t.Fatalf("client read %q (%v)", got, err)
 	}
 }
