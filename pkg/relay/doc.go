@@ -10,7 +10,8 @@
 // packets and bytes relayed, and those it had to drop. It also keeps pion's
 // late relay goroutine from deleting a client's next allocation (retire.go).
 // RFC 6062 TCP relays hold their ports in the same table as UDP ones, dial
-// Connects with a deadline and bound the pending ones (tcprelay.go).
+// Connects with a deadline and bound the pending ones (tcprelay.go), and
+// count their permissions and channels for the caps (tcpbindings.go).
 //
 // It implements pion/turn's RelayAddressGenerator. It knows nothing about
 // credentials, drains, HTTP or Prometheus.

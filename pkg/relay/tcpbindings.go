@@ -1,0 +1,92 @@
+package relay
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+)
+
+// What turnd mirrors of an RFC 6062 relay's client, permissions and
+// channels, so that the per-allocation caps hold for TCP relays too.
+
+// attachTCP records the client of an RFC 6062 relay.
+func (g *Generator) attachTCP(k liveKey, client, server net.Addr) error {
+	ca, ok := client.(*net.TCPAddr)
+	if !ok {
+		return nil
+	}
+	id := g.serverOf(server)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.tcp[k]
+	if r == nil {
+		return fmt.Errorf("attach client %v: %w", client, ErrNotTracked)
+	}
+	r.client, r.hasClient = clientKey{client: unmap(ca.AddrPort()), server: id}, true
+	g.tcpByClient[r.client] = r
+	return nil
+}
+
+// permitTCP mirrors a permission of an RFC 6062 relay, for its cap.
+func (g *Generator) permitTCP(k liveKey, peer netip.Addr, revoke bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.tcp[k]
+	switch {
+	case r == nil:
+	case revoke:
+		delete(r.perms, peer)
+	default:
+		if r.perms == nil {
+			r.perms = make(map[netip.Addr]struct{})
+		}
+		r.perms[peer] = struct{}{}
+	}
+}
+
+// bindTCP mirrors a channel of an RFC 6062 relay, for its cap.
+func (g *Generator) bindTCP(k liveKey, number uint16, unbind bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.tcp[k]
+	switch {
+	case r == nil:
+	case unbind:
+		delete(r.chans, number)
+	default:
+		if r.chans == nil {
+			r.chans = make(map[uint16]struct{})
+		}
+		r.chans[number] = struct{}{}
+	}
+}
+
+// tcpPermissions is Permissions for an RFC 6062 relay.
+func (g *Generator) tcpPermissions(client netip.AddrPort, server net.Addr) (int, func(netip.Addr) bool, bool) {
+	r := g.tcpRelayOf(client, server)
+	if r == nil {
+		return 0, nil, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	set := make(map[netip.Addr]struct{}, len(r.perms))
+	for a := range r.perms {
+		set[a] = struct{}{}
+	}
+	return len(set), func(a netip.Addr) bool { _, ok := set[a]; return ok }, true
+}
+
+// tcpChannels is Channels for an RFC 6062 relay.
+func (g *Generator) tcpChannels(client netip.AddrPort, server net.Addr) (int, func(uint16) bool, bool) {
+	r := g.tcpRelayOf(client, server)
+	if r == nil {
+		return 0, nil, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	set := make(map[uint16]struct{}, len(r.chans))
+	for n := range r.chans {
+		set[n] = struct{}{}
+	}
+	return len(set), func(n uint16) bool { _, ok := set[n]; return ok }, true
+}
