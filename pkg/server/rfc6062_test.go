@@ -13,9 +13,9 @@ import (
 	"github.com/turnd/turnd/pkg/server"
 )
 
-// tcpPeer is a TCP listener on loopback that accepts and holds whatever
+// acceptingPeer is a TCP listener on loopback that accepts and holds whatever
 // connects, until the test ends; accepted reports each connection.
-func tcpPeer(t *testing.T) (*net.TCPAddr, <-chan net.Conn) {
+func acceptingPeer(t *testing.T) (*net.TCPAddr, <-chan net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -104,7 +104,7 @@ func TestConnectOnUDPAllocationRefused(t *testing.T) {
 	opts := testOptions()
 	opts.Config.Relay.TCPAllocations = false
 	s := start(t, opts)
-	peer, accepted := tcpPeer(t)
+	peer, accepted := acceptingPeer(t)
 	c := dial(t, s, "tcp")
 	c.MustAllocate()
 	wantCode(t, c, c.Connect(peer), 400, "Connect on a UDP allocation")
@@ -127,7 +127,7 @@ func TestConnectToTurndItselfForbidden(t *testing.T) {
 // TestConnectWithoutAllocation: RFC 6062 §5.2 says 437 (pion said nothing).
 func TestConnectWithoutAllocation(t *testing.T) {
 	s := start(t, testOptions())
-	peer, _ := tcpPeer(t)
+	peer, _ := acceptingPeer(t)
 	c := dial(t, s, "tcp")
 	wantCode(t, c, c.Connect(peer), 437, "Connect without an allocation")
 }
@@ -136,7 +136,7 @@ func TestConnectWithoutAllocation(t *testing.T) {
 // a reload that switches TCP relays off opens no new peer connections.
 func TestConnectAfterTCPRelaysSwitchedOff(t *testing.T) {
 	s := start(t, testOptions())
-	peer, _ := tcpPeer(t)
+	peer, _ := acceptingPeer(t)
 	c := tcpRelayClient(t, s)
 	next := s.Config()
 	next.Relay.TCPAllocations = false
@@ -152,10 +152,10 @@ func TestPendingConnectsBounded(t *testing.T) {
 	s := start(t, testOptions())
 	c := tcpRelayClient(t, s)
 	for i := 0; i < relay.MaxPendingConnects; i++ {
-		peer, _ := tcpPeer(t)
+		peer, _ := acceptingPeer(t)
 		wantCode(t, c, c.Connect(peer), 0, "Connect within the bound")
 	}
-	peer, _ := tcpPeer(t)
+	peer, _ := acceptingPeer(t)
 	wantCode(t, c, c.Connect(peer), 508, "Connect past the bound")
 }
 
@@ -212,7 +212,7 @@ func TestIdleTimeoutAfterRelease(t *testing.T) {
 // not outlive its allocation.
 func TestDataConnectionEndsWithAllocation(t *testing.T) {
 	s := start(t, testOptions())
-	peer, accepted := tcpPeer(t)
+	peer, accepted := acceptingPeer(t)
 	c := tcpRelayClient(t, s)
 	resp := c.Connect(peer)
 	wantCode(t, c, resp, 0, "Connect")
@@ -240,7 +240,7 @@ func TestDataConnectionEndsWithAllocation(t *testing.T) {
 // CONNECTION-ID: pion would turn the control connection into the pipe.
 func TestConnectionBindOnControlConnection(t *testing.T) {
 	s := start(t, testOptions())
-	peer, _ := tcpPeer(t)
+	peer, _ := acceptingPeer(t)
 	c := tcpRelayClient(t, s)
 	resp := c.Connect(peer)
 	wantCode(t, c, resp, 0, "Connect")
