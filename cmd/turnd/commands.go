@@ -6,17 +6,34 @@ import "io"
 // code.
 type command func(args []string, stdout, stderr io.Writer) int
 
-// subcommand returns the subcommands with flags of their own (operator
-// tools that talk to a running turnd or convert files), or nil. serve,
-// check-config, default-config and version share run's --config flag.
+// commandInfo is one line of `turnd help`.
+type commandInfo struct {
+	name    string
+	summary string
+	run     command
+}
+
+// commands lists every subcommand in the order `turnd help` shows them.
+// A function, not a package variable: turnd keeps no mutable package state.
+func commands() []commandInfo {
+	return []commandInfo{
+		{"serve", "run turnd (the default command; no --config: the embedded loopback demo config)", serveCmd},
+		{"check-config", "validate a config file; exit 1 listing every problem with its YAML path and line", checkConfigCmd},
+		{"default-config", "print the embedded config, a commented starting point with every key", defaultConfigCmd},
+		{"import-coturn", "convert a coturn turnserver.conf (and flags) to turnd YAML", importCoturn},
+		{"status", "summarise a running turnd's /status: state, allocations, traffic, drain progress", statusCmd},
+		{"drain", "start a running turnd's drain (SIGTERM); --wait follows it to the end", drainCmd},
+		{"version", "print the version", versionCmd},
+		{"help", "list the commands, or show one command's flags: turnd help COMMAND", helpCmd},
+	}
+}
+
+// subcommand returns the command called name, or nil.
 func subcommand(name string) command {
-	switch name {
-	case "import-coturn":
-		return importCoturn
-	case "status":
-		return statusCmd
-	case "drain":
-		return drainCmd
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run
+		}
 	}
 	return nil
 }
