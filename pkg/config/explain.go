@@ -1,9 +1,9 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -11,32 +11,42 @@ import (
 
 const durationHint = ` (write durations as Go strings such as "30s" or "1h")`
 
-// explain rewrites yaml.v3's type errors in the config file's own terms: an
-// unknown field of Go type config.Listen becomes an unknown key in "listen",
-// and a duration error says how durations are written.
-func explain(err error) error {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) {
-		return err
-	}
+// explain turns yaml.v3's type errors into problems in the config file's
+// own terms: an unknown field of Go type config.Listen becomes an unknown
+// key in "listen", a value of the wrong type is named by its YAML path, and
+// a duration error says how durations are written.
+func explain(te *yaml.TypeError, ix lineIndex) []Problem {
 	paths := sectionPaths()
-	out := make([]string, len(te.Errors))
+	out := make([]Problem, len(te.Errors))
 	for i, msg := range te.Errors {
 		line, key, typ, ok := unknownField(msg)
-		switch {
-		case ok:
+		if ok {
 			where := ""
 			if p := paths[typ]; p != "" {
 				where = " in " + p
 			}
-			out[i] = fmt.Sprintf("%s: unknown key %q%s", line, key, where)
-		case strings.Contains(msg, "time.Duration"):
-			out[i] = msg + durationHint
-		default:
-			out[i] = msg
+			out[i] = Problem{Line: lineNumber(line), Message: fmt.Sprintf("unknown key %q%s", key, where), decode: true}
+			continue
 		}
+		p := Problem{Message: msg, decode: true}
+		if l, rest, ok := strings.Cut(msg, ": "); ok && lineNumber(l) > 0 {
+			p.Line, p.Message, p.Path = lineNumber(l), rest, ix.pathAt(lineNumber(l), rest)
+		}
+		if strings.Contains(msg, "time.Duration") {
+			p.Message += durationHint
+		}
+		out[i] = p
 	}
-	return &yaml.TypeError{Errors: out}
+	return out
+}
+
+// lineNumber reads yaml.v3's "line 12"; 0 if it is not that.
+func lineNumber(s string) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(s, "line "))
+	if err != nil || !strings.HasPrefix(s, "line ") {
+		return 0
+	}
+	return n
 }
 
 // unknownField picks apart yaml.v3's wording for an unknown key under

@@ -111,8 +111,8 @@ func TestParseExplicitEmptyListsMeanNone(t *testing.T) {
 func TestParseEmptyFileIsDefaults(t *testing.T) {
 	for _, data := range []string{"", "# only a comment\n", "---\n"} {
 		cfg := Default()
-		if err := decode([]byte(data), &cfg); err != nil {
-			t.Fatalf("decode(%q): %v", data, err)
+		if problems, err := decode([]byte(data), &cfg, indexLines([]byte(data))); err != nil || problems != nil {
+			t.Fatalf("decode(%q): %v %v", data, problems, err)
 		}
 		if !reflect.DeepEqual(cfg, Default()) {
 			t.Errorf("decode(%q) = %+v, want Default()", data, cfg)
@@ -187,18 +187,21 @@ func TestParseValidationErrorType(t *testing.T) {
 		t.Error("errors.Is(err, ErrInvalid) = false")
 	}
 	want := []Problem{
-		{"auth", "at least one user or secret is required"},
-		{"drain.timeout", "must be >= 0 (0 means stop at once)"},
+		{Path: "drain.timeout", Message: "must be >= 0 (0 means stop at once)", Line: 1},
+		{Path: "auth", Message: "at least one user or secret is required"},
 	}
 	if !reflect.DeepEqual(ve.Problems, want) {
 		t.Errorf("Problems = %+v, want %+v", ve.Problems, want)
 	}
 }
 
-func TestParseDecodeErrorIsNotInvalid(t *testing.T) {
-	_, err := Parse([]byte("nope: 1\n"))
-	if err == nil || errors.Is(err, ErrInvalid) {
-		t.Errorf("unknown key: got %v, want a decode error that is not ErrInvalid", err)
+func TestParseDecodeErrorIsDecode(t *testing.T) {
+	_, err := Parse([]byte("nope: 1\nauth: {users: {a: b}}\n"))
+	if !errors.Is(err, ErrDecode) || !errors.Is(err, ErrInvalid) {
+		t.Errorf("unknown key: got %v, want ErrDecode and ErrInvalid", err)
+	}
+	if _, err := Parse([]byte("drain: {timeout: -1s}\n")); errors.Is(err, ErrDecode) {
+		t.Errorf("validation only: got %v, which is not a decode problem", err)
 	}
 }
 

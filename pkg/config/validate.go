@@ -8,16 +8,34 @@ import (
 // Problem is one thing wrong with a config, found at a YAML path.
 type Problem struct {
 	// Path is where the problem is, as written in the file: "listen.udp[1]".
+	// Empty when the message names the place itself (an unknown key).
 	Path string
 	// Message says what is wrong: `"x": missing port`.
 	Message string
+	// Line is the file line of Path (or of its nearest parent written in
+	// the file); 0 when not known, as for a default that fails validation.
+	Line int
+	// decode marks a problem found while decoding (an unknown key, a wrong
+	// type) rather than by Validate.
+	decode bool
 }
 
-// String returns "path: message".
-func (p Problem) String() string { return p.Path + ": " + p.Message }
+// String returns "line N: path: message", leaving out what is not known.
+func (p Problem) String() string {
+	s := p.Message
+	if p.Path != "" {
+		s = p.Path + ": " + s
+	}
+	if p.Line > 0 {
+		s = fmt.Sprintf("line %d: %s", p.Line, s)
+	}
+	return s
+}
 
-// ValidationError lists every problem Validate found, in file order.
-// errors.Is(err, ErrInvalid) is true for it.
+// ValidationError lists every problem found in a config: decoding problems
+// (unknown keys, wrong types) and Validate's together, in file order, the
+// problems of defaults not written in the file last. errors.Is(err, ErrInvalid) is true for it, and errors.Is(err,
+// ErrDecode) too when a key was unknown or a value of the wrong type.
 type ValidationError struct {
 	Problems []Problem
 }
@@ -36,8 +54,21 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
-// Is makes errors.Is(err, ErrInvalid) true.
-func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+// Is makes errors.Is(err, ErrInvalid) true, and ErrDecode when a problem
+// was found while decoding.
+func (e *ValidationError) Is(target error) bool {
+	switch target {
+	case ErrInvalid:
+		return true
+	case ErrDecode:
+		for _, p := range e.Problems {
+			if p.decode {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // Validate checks c and reports all problems at once as a *ValidationError,
 // or returns nil. It checks values only: it opens no file and binds no socket.

@@ -168,3 +168,58 @@ func TestIPv6(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckConfigOnePass: unknown keys, wrong types and invalid values are
+// reported by one run, each with its line.
+func TestCheckConfigOnePass(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	bad := "realm: x\nlisten: {udpp: []}\nrelay: {min_port: low, address: nowhere}\nauth: {users: {a: b}}\nhttp: {address: \"1.2.3.4\"}\n"
+	if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out := runTurnd(t, "check-config", "--config", path)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	for _, want := range []string{`line 2: unknown key "udpp" in listen`, "line 3: relay.min_port: cannot unmarshal",
+		`line 3: relay.address: "nowhere"`, "line 5: http.address:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check-config output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestCoturnConfigGetsAHint: a coturn turnserver.conf given to --config, or
+// coturn's -c flag, is answered with the command that converts it.
+func TestCoturnConfigGetsAHint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "turnserver.conf")
+	if err := os.WriteFile(path, []byte("listening-port=3478\nno-dtls\nrealm=example.org\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--config", path}, {"check-config", "--config", path}, {"-c", path}} {
+		code, out := runTurnd(t, args...)
+		if code == 0 || !strings.Contains(out, "turnd import-coturn "+path) {
+			t.Errorf("turnd %q: exit %d, want a hint naming turnd import-coturn:\n%s", args, code, out)
+		}
+	}
+}
+
+// TestHelpExitCodes: help is asked for, so it goes to stdout and exits 0;
+// an unknown command exits 2 naming the nearest one.
+func TestHelpExitCodes(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
+		code, out := runTurnd(t, args...)
+		if code != 0 || !strings.Contains(out, "import-coturn") || !strings.Contains(out, "check-config") {
+			t.Errorf("turnd %q: exit %d:\n%s", args, code, out)
+		}
+	}
+	if code, out := runTurnd(t, "--version"); code != 0 || !strings.HasPrefix(out, "turnd ") {
+		t.Errorf("turnd --version: exit %d:\n%s", code, out)
+	}
+	if code, out := runTurnd(t, "status", "--help"); code != 0 || !strings.Contains(out, "-json") {
+		t.Errorf("turnd status --help: exit %d:\n%s", code, out)
+	}
+	if code, out := runTurnd(t, "stauts"); code != 2 || !strings.Contains(out, `did you mean "status"`) {
+		t.Errorf("turnd stauts: exit %d:\n%s", code, out)
+	}
+}
