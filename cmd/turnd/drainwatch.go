@@ -127,6 +127,10 @@ func progressLine(st httpapi.Status, now time.Time) string {
 		accepting = " (lame-duck delay: still accepting new allocations)"
 	}
 	left := d.Deadline.Sub(now).Round(time.Second)
-	return fmt.Sprintf("%s%s: %s left (%s), deadline in %s", st.State, accepting,
+	line := fmt.Sprintf("%s%s: %s left (%s), deadline in %s", st.State, accepting,
 		plural(st.Allocations.Total, "allocation"), transportCounts(st.Allocations), max(left, 0))
+	if last := st.Allocations.LastExpiry; last != nil && last.Before(d.Deadline) {
+		line += fmt.Sprintf(", last expires in %s unless refreshed", until(now, *last))
+	}
+	return line
 }

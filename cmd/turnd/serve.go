@@ -60,11 +60,12 @@ func serve(path string, _, stderr io.Writer) int {
 	// server (which fills it), so neither needs the other to be built first.
 	registry := allocation.NewRegistry(allocation.Limits{})
 	notifier := newNotifier(log)
+	drainStarted := make(chan struct{})
 	machine := drain.New(drain.Config{
 		Delay:       cfg.Drain.Delay,
 		Timeout:     cfg.Drain.Timeout,
 		Allocations: registry,
-		OnChange:    drainReporter(log, notifier),
+		OnChange:    drainReporter(log, notifier, registry.Expiry, drainStarted),
 	})
 	traffic := &relay.Counters{}
 	m, err := metrics.New(reg, metrics.Sources{Allocations: registry.ByTransport, Drain: machine.Status, Traffic: traffic})
@@ -125,6 +126,16 @@ func serve(path string, _, stderr io.Writer) int {
 		return nil
 	}, func(error) { cancelDrain() })
 
+	// Drain progress: a log line every drainLogInterval while draining.
+	progressStop := make(chan struct{})
+	g.Add("drain-progress", func() error {
+		ticker := time.NewTicker(drainLogInterval)
+		defer ticker.Stop()
+		drainProgress{log: log, status: machine.Status, count: registry.Count, expiry: registry.Expiry, now: time.Now}.
+			run(drainStarted, progressStop, ticker.C)
+		return nil
+	}, func(error) { close(progressStop) })
+
 	// TURN: closing it ends every allocation, so it runs until the drain is over.
 	g.Add("turn", func() error {
 		<-srv.Done()
@@ -139,7 +150,7 @@ func serve(path string, _, stderr io.Writer) int {
 	if httpLn != nil {
 		hs := &http.Server{
 			Handler: httpapi.New(httpapi.Options{
-				Version: version, Started: started, Allocations: registry.ByTransport,
+				Version: version, Started: started, Allocations: registry.ByTransport, Expiry: registry.Expiry,
 				Traffic: traffic, Drain: machine.Status, Gatherer: reg,
 			}),
 			ReadHeaderTimeout: 5 * time.Second,

@@ -18,8 +18,15 @@ func formatStatus(st httpapi.Status, addr string, now time.Time) string {
 	if d := st.Drain; d != nil {
 		fmt.Fprintf(&b, "  drain:        %s left, deadline %s (in %s)\n", plural(st.Allocations.Total, "allocation"),
 			d.Deadline.UTC().Format(time.RFC3339), secondsLeft(d.SecondsLeft))
+		if st.Allocations.Total > 0 && !d.EndsBy.IsZero() && d.EndsBy.Before(d.Deadline) {
+			fmt.Fprintf(&b, "                ends by %s (in %s) unless an allocation is refreshed\n",
+				d.EndsBy.UTC().Format(time.RFC3339), until(now, d.EndsBy))
+		}
 	}
 	fmt.Fprintf(&b, "  allocations:  %s\n", allocationsLine(st.Allocations))
+	if e := expiryLine(st.Allocations, now); e != "" {
+		fmt.Fprintf(&b, "                %s\n", e)
+	}
 	t := st.Traffic
 	fmt.Fprintf(&b, "  relayed:      to peers %d packets, %s; from peers %d packets, %s\n",
 		t.ToPeerPackets, bytesSI(t.ToPeerBytes), t.FromPeerPackets, bytesSI(t.FromPeerBytes))
@@ -44,6 +51,23 @@ func stateLine(st httpapi.Status, now time.Time) string {
 	}
 	return s + ", refusing new allocations"
 }
+
+// expiryLine is "oldest made 3m0s ago; next expiry in 25s, last in 9m12s
+// (2030-01-02T05:04:05Z) unless refreshed", or "" with no allocations.
+func expiryLine(a httpapi.Allocations, now time.Time) string {
+	var parts []string
+	if a.Oldest != nil {
+		parts = append(parts, fmt.Sprintf("oldest made %s ago", now.Sub(*a.Oldest).Round(time.Second)))
+	}
+	if a.NextExpiry != nil && a.LastExpiry != nil {
+		parts = append(parts, fmt.Sprintf("next expiry in %s, last in %s (%s) unless refreshed",
+			until(now, *a.NextExpiry), until(now, *a.LastExpiry), a.LastExpiry.UTC().Format(time.RFC3339)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// until is the whole seconds from now to t, never negative.
+func until(now, t time.Time) time.Duration { return max(t.Sub(now), 0).Round(time.Second) }
 
 // triggerName names the signal behind a drain trigger.
 func triggerName(trigger string) string {

@@ -18,6 +18,11 @@ func TestFormatStatus(t *testing.T) {
 		Deadline: t0.Add(2 * time.Hour), SecondsLeft: 3588.4}
 	lameDuck := draining
 	lameDuck.Accepting = true
+	oldest, next, last := t0.Add(50*time.Minute), t0.Add(time.Hour+37*time.Second), t0.Add(time.Hour+10*time.Minute)
+	expiring := draining
+	expiring.Allocations.Oldest, expiring.Allocations.NextExpiry, expiring.Allocations.LastExpiry = &oldest, &next, &last
+	expiring.Drain = &httpapi.DrainProgress{Trigger: "terminate", StartedAt: t0.Add(time.Hour),
+		Deadline: t0.Add(2 * time.Hour), SecondsLeft: 3588.4, AllocationsLeft: 3, EndsBy: last}
 
 	tests := []struct {
 		name string
@@ -36,6 +41,13 @@ func TestFormatStatus(t *testing.T) {
 		{"lame duck", lameDuck, "turnd v1.2.3 at 127.0.0.1:9641: draining (SIGTERM) for 12s, still accepting new allocations (lame-duck delay)\n" +
 			"  drain:        3 allocations left, deadline 2030-01-02T05:04:05Z (in 59m48s)\n" +
 			"  allocations:  3 (udp 2, tcp 1, tls 0)\n" +
+			"  relayed:      to peers 1200 packets, 1.2 MB; from peers 1180 packets, 999 B\n" +
+			"  up:           1h2m5s (since 2030-01-02T03:04:05Z)\n"},
+		{"expiring", expiring, "turnd v1.2.3 at 127.0.0.1:9641: draining (SIGTERM) for 12s, refusing new allocations\n" +
+			"  drain:        3 allocations left, deadline 2030-01-02T05:04:05Z (in 59m48s)\n" +
+			"                ends by 2030-01-02T04:14:05Z (in 9m48s) unless an allocation is refreshed\n" +
+			"  allocations:  3 (udp 2, tcp 1, tls 0)\n" +
+			"                oldest made 10m12s ago; next expiry in 25s, last in 9m48s (2030-01-02T04:14:05Z) unless refreshed\n" +
 			"  relayed:      to peers 1200 packets, 1.2 MB; from peers 1180 packets, 999 B\n" +
 			"  up:           1h2m5s (since 2030-01-02T03:04:05Z)\n"},
 	}

@@ -17,6 +17,10 @@ type Info struct {
 	Realm     string
 	Relay     net.Addr // relayed transport address
 	Created   time.Time
+	// Expires is when the allocation ends unless the client refreshes it:
+	// creation or the last Refresh plus the lifetime granted. Zero until
+	// the first grant is known (Extend).
+	Expires time.Time
 }
 
 // Limits are the allocation quotas; zero means unlimited.

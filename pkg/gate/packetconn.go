@@ -98,10 +98,12 @@ func (c *packetConn) handle(pkt []byte, from netip.AddrPort) (out []byte, addr n
 	return out, addr, v, port
 }
 
-// WriteTo sends pion's packet to the client, noting reservation tokens.
+// WriteTo sends pion's packet to the client, noting reservation tokens and
+// granted lifetimes.
 //
 // Hot path: one call per datagram pion sends a client; a two-byte look.
 func (c *packetConn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	c.g.noteResponse(p)
+	c.g.noteGranted(p, func() net.Addr { return addr }, c.Socket.LocalAddr)
 	return c.Socket.WriteTo(p, addr)
 }

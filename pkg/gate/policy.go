@@ -97,6 +97,9 @@ type Hooks struct {
 	// CapacityRefused is called after a 508 for a permission, channel or
 	// pending Connect past its cap.
 	CapacityRefused func(user string)
+	// Granted is called with the lifetime pion granted an allocation in a
+	// successful Allocate or Refresh (0: the allocation ends now).
+	Granted func(client, server net.Addr, lifetime time.Duration)
 	// Panicked is called when handling one packet panicked; the packet is
 	// dropped and every other client carries on.
 	Panicked func(v any)

@@ -428,13 +428,15 @@ func (c *streamConn) splice(size int, repl []byte) {
 	c.vetted += len(repl)
 }
 
-// Write sends pion's bytes to the client, noting a ConnectionBind success.
+// Write sends pion's bytes to the client, noting a ConnectionBind success
+// and granted lifetimes.
 //
 // Hot path for everything pion sends on a stream: a two-byte look.
 func (c *streamConn) Write(b []byte) (int, error) {
 	if len(b) >= 20 && binary.BigEndian.Uint16(b) == typeConnectionBindSuccess {
 		c.bound.Store(true)
 	}
+	c.g.noteGranted(b, c.RemoteAddr, c.LocalAddr)
 	return c.writeConn(b)
 }
 

@@ -19,9 +19,12 @@ type Options struct {
 	Version     string
 	Started     time.Time
 	Allocations func() map[allocation.Transport]int
-	Traffic     *relay.Counters
-	Drain       func() drain.Status
-	Gatherer    prometheus.Gatherer
+	// Expiry summarises the live allocations' ages and expiries; nil leaves
+	// them out of /status.
+	Expiry   func() allocation.Expiry
+	Traffic  *relay.Counters
+	Drain    func() drain.Status
+	Gatherer prometheus.Gatherer
 }
 
 // API is the HTTP handler set.

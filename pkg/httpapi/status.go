@@ -20,10 +20,18 @@ type Status struct {
 	Drain         *DrainProgress `json:"drain,omitempty"`
 }
 
-// Allocations counts live allocations, in total and by client transport.
+// Allocations counts live allocations, in total and by client transport,
+// and says when they end if nobody refreshes them. The times are absent
+// when no allocation is live.
 type Allocations struct {
 	Total       int            `json:"total"`
 	ByTransport map[string]int `json:"by_transport"`
+	// Oldest is when the oldest live allocation was made.
+	Oldest *time.Time `json:"oldest_created_at,omitempty"`
+	// NextExpiry is when the first live allocation ends unless refreshed.
+	NextExpiry *time.Time `json:"next_expiry,omitempty"`
+	// LastExpiry is when the last live allocation ends unless refreshed.
+	LastExpiry *time.Time `json:"last_expiry,omitempty"`
 }
 
 // Traffic is what has been relayed since start.
@@ -40,6 +48,12 @@ type DrainProgress struct {
 	StartedAt   time.Time `json:"started_at"`
 	Deadline    time.Time `json:"deadline"`
 	SecondsLeft float64   `json:"seconds_left"`
+	// AllocationsLeft is the live allocation count the drain waits for.
+	AllocationsLeft int `json:"allocations_left"`
+	// EndsBy is when the drain ends at the latest if no allocation is
+	// refreshed or made: the last expiry, or the deadline if that comes
+	// first; now when nothing is left to wait for.
+	EndsBy time.Time `json:"ends_by"`
 }
 
 // snapshot assembles the status document now.
@@ -63,6 +77,11 @@ func (a *API) snapshot() Status {
 			st.Allocations.ByTransport[t.String()] = 0
 		}
 	}
+	if a.opts.Expiry != nil && st.Allocations.Total > 0 {
+		e := a.opts.Expiry()
+		st.Allocations.Oldest, st.Allocations.NextExpiry, st.Allocations.LastExpiry = timeOrNil(e.Oldest),
+			timeOrNil(e.Next), timeOrNil(e.Last)
+	}
 	if c := a.opts.Traffic; c != nil {
 		st.Traffic = Traffic{
 			ToPeerPackets: c.ToPeerPackets.Load(), ToPeerBytes: c.ToPeerBytes.Load(),
@@ -75,9 +94,25 @@ func (a *API) snapshot() Status {
 		if ds.Phase != drain.Serving {
 			st.Drain = &DrainProgress{
 				Trigger: ds.Trigger.String(), StartedAt: ds.Started, Deadline: ds.Deadline,
-				SecondsLeft: max(0, ds.Deadline.Sub(now).Seconds()),
+				SecondsLeft:     max(0, ds.Deadline.Sub(now).Seconds()),
+				AllocationsLeft: st.Allocations.Total,
+				EndsBy:          ds.Deadline,
+			}
+			if last := st.Allocations.LastExpiry; last != nil && last.Before(ds.Deadline) {
+				st.Drain.EndsBy = *last
+			}
+			if st.Allocations.Total == 0 && !ds.Accepting && now.Before(ds.Deadline) {
+				st.Drain.EndsBy = now
 			}
 		}
 	}
 	return st
+}
+
+// timeOrNil leaves a zero time out of the document.
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }

@@ -117,7 +117,12 @@ func New(opts Options) (*Server, error) {
 			s.log.Info("permission, channel or connect refused: allocation at its cap", "user", user)
 		},
 		RateLimited: func(net.Addr) { s.obs.RequestDropped(DropRateLimited) },
-		Panicked:    s.panicked,
+		// The response carrying the grant is written after pion's created
+		// event, so the registry already holds the allocation it extends.
+		Granted: func(client, server net.Addr, lifetime time.Duration) {
+			s.registry.Extend(client, server, time.Now().Add(lifetime))
+		},
+		Panicked: s.panicked,
 	})
 	if err := s.bind(cfg); err != nil {
 		s.closeSockets()

@@ -127,7 +127,7 @@ func TestStatusAndDrainWait(t *testing.T) {
 	if strings.HasPrefix(progress, "serving:") {
 		progress = out.next(5 * time.Second)
 	}
-	if !regexp.MustCompile(`^draining: 1 allocation left \(udp 0, tcp 1, tls 0\), deadline in (1h0m0s|59m\d+s)$`).MatchString(progress) {
+	if !regexp.MustCompile(`^draining: 1 allocation left \(udp 0, tcp 1, tls 0\), deadline in (1h0m0s|59m\d+s), last expires in (10m0s|9m\d+s) unless refreshed$`).MatchString(progress) {
 		t.Errorf("progress line = %q", progress)
 	}
 
@@ -224,5 +224,72 @@ func TestDrainRefusesOtherProcesses(t *testing.T) {
 	}
 	if code, _, stderr := runSplit(t, "status", "--http", "127.0.0.1:1"); code != 1 || !strings.Contains(stderr, "/status") {
 		t.Fatalf("status of nothing: exit %d, %q", code, stderr)
+	}
+}
+
+// TestStatusShowsExpiry: /status knows when each allocation ends unless it
+// is refreshed, from the lifetime granted by Allocate and Refresh, and a
+// drain shows by when it ends at the latest: a user waiting on a drain
+// sees what it waits for.
+func TestStatusShowsExpiry(t *testing.T) {
+	srv := start(t, testConfig())
+	client := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
+	if code := testturn.ErrorCode(client.Allocate(testturn.Lifetime(90 * time.Second))); code != 0 {
+		t.Fatalf("allocate: %d", code)
+	}
+	type doc struct {
+		Allocations struct {
+			Total      int        `json:"total"`
+			Oldest     *time.Time `json:"oldest_created_at"`
+			NextExpiry *time.Time `json:"next_expiry"`
+			LastExpiry *time.Time `json:"last_expiry"`
+		} `json:"allocations"`
+		Drain *struct {
+			AllocationsLeft int       `json:"allocations_left"`
+			EndsBy          time.Time `json:"ends_by"`
+		} `json:"drain"`
+	}
+	status := func() doc {
+		var d doc
+		if err := json.Unmarshal([]byte(statusOutput(t, "--http", srv.HTTP, "--json")), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	near := func(what string, got *time.Time, want time.Duration) {
+		t.Helper()
+		if got == nil {
+			t.Fatalf("%s missing", what)
+		}
+		if d := time.Until(*got); d > want || d < want-10*time.Second {
+			t.Errorf("%s in %v, want about %v", what, d, want)
+		}
+	}
+	d := status()
+	near("last_expiry after Allocate", d.Allocations.LastExpiry, 90*time.Second)
+	if d.Allocations.Oldest == nil || time.Since(*d.Allocations.Oldest) > 10*time.Second {
+		t.Errorf("oldest_created_at %v, want just now", d.Allocations.Oldest)
+	}
+	if code := client.Refresh(5 * time.Minute); code != 0 {
+		t.Fatalf("refresh: %d", code)
+	}
+	d = status()
+	near("last_expiry after Refresh", d.Allocations.LastExpiry, 5*time.Minute)
+	near("next_expiry after Refresh", d.Allocations.NextExpiry, 5*time.Minute)
+
+	srv.signal(syscall.SIGTERM)
+	srv.waitLog("drain started", 5*time.Second)
+	d = status()
+	if d.Drain == nil || d.Drain.AllocationsLeft != 1 {
+		t.Fatalf("drain %+v, want 1 allocation left", d.Drain)
+	}
+	near("drain.ends_by", &d.Drain.EndsBy, 5*time.Minute)
+	wantAll(t, "status while draining", statusOutput(t, "--http", srv.HTTP), "unless an allocation is refreshed",
+		"oldest made ", "last in ")
+	if code := client.Refresh(0); code != 0 {
+		t.Fatalf("refresh 0: %d", code)
+	}
+	if code := srv.waitExit(5 * time.Second); code != 0 {
+		t.Fatalf("turnd exit code %d", code)
 	}
 }
