@@ -59,8 +59,10 @@ type Server struct {
 	turn     *turn.Server
 
 	udp []*mmsg.Socket
-	tcp []net.Listener // plain TCP listeners
-	tls []net.Listener // TLS listeners
+	// locks keep a second turnd out of each UDP address's socket group.
+	locks []*addrLock
+	tcp   []net.Listener // plain TCP listeners
+	tls   []net.Listener // TLS listeners
 	// streams are the connections the TCP and TLS listeners accepted.
 	streams streamConns
 
@@ -143,6 +145,7 @@ func (s *Server) closeSockets() {
 	_ = closeAll(s.udp)
 	_ = closeAll(s.tcp)
 	_ = closeAll(s.tls)
+	_ = closeAll(s.locks)
 }
 
 // bind opens the client-facing sockets, each behind the gate.
@@ -152,11 +155,30 @@ func (s *Server) bind(cfg config.Config) error {
 		n = runtime.GOMAXPROCS(0)
 	}
 	for _, addr := range cfg.Listen.UDP {
+		// Before the first socket binds: a second turnd must not join the
+		// group even for a moment, as that re-hashes the first one's flows.
+		// A port 0 address is new by construction and locked once bound,
+		// so a third process told the chosen port is refused too.
+		key, fixed := lockKey(addr)
+		if fixed {
+			l, err := lockUDPAddress(key)
+			if err != nil {
+				return err
+			}
+			s.locks = append(s.locks, l)
+		}
 		group, err := listenUDPGroup(addr, n, cfg.Listen.SocketBuffer)
 		if err != nil {
 			return err
 		}
 		s.udp = append(s.udp, group...)
+		if !fixed {
+			l, err := lockUDPAddress(group[0].LocalAddr().String())
+			if err != nil {
+				return err
+			}
+			s.locks = append(s.locks, l)
+		}
 	}
 	for _, addr := range cfg.Listen.TCP {
 		ln, err := listenTCP(addr, nil, &s.streams)
@@ -308,6 +330,8 @@ func (s *Server) Close() error {
 		s.relay.Close()
 		// pion closed the listeners, not what they accepted.
 		s.streams.closeAll()
+		// Last: the addresses are free for the next turnd once the sockets are.
+		_ = closeAll(s.locks)
 		close(s.closed)
 	})
 	if err != nil {
