@@ -67,7 +67,9 @@ func TestDrainReporterSignalsStart(t *testing.T) {
 	started := make(chan struct{})
 	now := time.Now()
 	report := drainReporter(slog.New(slog.NewTextHandler(&buf, nil)), newNotifier(slog.New(slog.DiscardHandler)),
-		func() allocation.Expiry { return allocation.Expiry{Oldest: now, Next: now.Add(time.Minute), Last: now.Add(time.Minute)} },
+		func() allocation.Expiry {
+			return allocation.Expiry{Oldest: now, Next: now.Add(time.Minute), Last: now.Add(time.Minute)}
+		},
 		started)
 	report(drain.Status{Phase: drain.Draining, Allocations: 1, Deadline: now.Add(time.Hour)})
 	select {

@@ -81,6 +81,14 @@ func serve(path string, _, stderr io.Writer) int {
 		return 1
 	}
 
+	// Problems turnd runs with but an operator should fix: logged now and
+	// listed in /status, where a dashboard or `turnd status` shows them.
+	var warnings []string
+	if w := ephemeralOverlap(cfg.Relay, readEphemeralRange); w != "" {
+		log.Warn(w)
+		warnings = append(warnings, w)
+	}
+
 	var httpLn net.Listener
 	if cfg.HTTP.Address != "" {
 		if httpLn, err = net.Listen("tcp", cfg.HTTP.Address); err != nil {
@@ -151,7 +159,7 @@ func serve(path string, _, stderr io.Writer) int {
 		hs := &http.Server{
 			Handler: httpapi.New(httpapi.Options{
 				Version: version, Started: started, Allocations: registry.ByTransport, Expiry: registry.Expiry,
-				Traffic: traffic, Drain: machine.Status, Gatherer: reg,
+				Traffic: traffic, Drain: machine.Status, Gatherer: reg, Warnings: warnings,
 			}),
 			ReadHeaderTimeout: 5 * time.Second,
 		}

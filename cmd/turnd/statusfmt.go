@@ -30,6 +30,9 @@ func formatStatus(st httpapi.Status, addr string, now time.Time) string {
 	t := st.Traffic
 	fmt.Fprintf(&b, "  relayed:      to peers %d packets, %s; from peers %d packets, %s\n",
 		t.ToPeerPackets, bytesSI(t.ToPeerBytes), t.FromPeerPackets, bytesSI(t.FromPeerBytes))
+	for _, w := range st.Warnings {
+		fmt.Fprintf(&b, "  warning:      %s\n", w)
+	}
 	fmt.Fprintf(&b, "  up:           %s (since %s)\n", time.Duration(st.UptimeSeconds*float64(time.Second)).Round(time.Second),
 		st.StartedAt.UTC().Format(time.RFC3339))
 	return b.String()

@@ -25,6 +25,9 @@ type Options struct {
 	Traffic  *relay.Counters
 	Drain    func() drain.Status
 	Gatherer prometheus.Gatherer
+	// Warnings are the problems found at start that turnd runs with (a
+	// relay port range inside the kernel's ephemeral range).
+	Warnings []string
 }
 
 // API is the HTTP handler set.

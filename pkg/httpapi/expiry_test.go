@@ -61,3 +61,19 @@ func TestStatusShowsExpiries(t *testing.T) {
 		t.Errorf("ends_by %v, want the deadline %v", doc.Drain.EndsBy, st.Deadline)
 	}
 }
+
+// TestStatusWarnings: warnings found at start are listed in /status, and
+// the list is there (empty) when there are none.
+func TestStatusWarnings(t *testing.T) {
+	for _, warnings := range [][]string{nil, {"relay ports 49152-65535 overlap the kernel's ephemeral port range"}} {
+		_, body := do(t, httpapi.New(httpapi.Options{Warnings: warnings}), http.MethodGet, "/status")
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(body), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		if err := json.Unmarshal(doc["warnings"], &got); err != nil || got == nil || len(got) != len(warnings) {
+			t.Errorf("warnings %s, want %q", doc["warnings"], warnings)
+		}
+	}
+}

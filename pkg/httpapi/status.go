@@ -18,6 +18,9 @@ type Status struct {
 	Allocations   Allocations    `json:"allocations"`
 	Traffic       Traffic        `json:"traffic"`
 	Drain         *DrainProgress `json:"drain,omitempty"`
+	// Warnings lists problems found at start that turnd runs with; empty
+	// when there are none.
+	Warnings []string `json:"warnings"`
 }
 
 // Allocations counts live allocations, in total and by client transport,
@@ -66,6 +69,7 @@ func (a *API) snapshot() Status {
 		StartedAt:     a.opts.Started,
 		UptimeSeconds: now.Sub(a.opts.Started).Seconds(),
 		Allocations:   Allocations{ByTransport: map[string]int{}},
+		Warnings:      append([]string{}, a.opts.Warnings...),
 	}
 	if a.opts.Allocations != nil {
 		for t, n := range a.opts.Allocations() {
