@@ -170,9 +170,11 @@ func (c *converter) flag(name string) (Option, bool) {
 	return o, on
 }
 
-// integer reads a number as coturn's atoi does (leading digits; none is 0)
-// and notes when the value holds more than a number.
-func (c *converter) integer(o Option) int {
+// integer reads a number as coturn's atoi does (leading digits; none is 0).
+// A valid number written with more after it is noted as read; an invalid
+// one is left to the caller's single warning, which says what is used
+// instead, so one line never gets a note and a warning that disagree.
+func (c *converter) integer(o Option, valid func(int) bool) (int, bool) {
 	s := strings.TrimLeft(o.Value, " \t")
 	end := 0
 	if end < len(s) && (s[end] == '-' || s[end] == '+') {
@@ -185,11 +187,19 @@ func (c *converter) integer(o Option) int {
 	if err != nil {
 		n = 0
 	}
+	if !valid(n) {
+		return n, false
+	}
 	if end != len(s) {
 		c.note(o, "read as %d, as coturn reads it (the number at the start of %q)", n, o.Value)
 	}
-	return n
+	return n, true
 }
+
+// isPort, isCount and isPositive are the valid ranges integer checks.
+func isPort(n int) bool     { return n >= 1 && n <= 65535 }
+func isCount(n int) bool    { return n >= 0 }
+func isPositive(n int) bool { return n > 0 }
 
 func (c *converter) add(f Finding) { c.findings = append(c.findings, f) }
 

@@ -292,15 +292,43 @@ func TestParseBool(t *testing.T) {
 
 func TestIntegerIsAtoi(t *testing.T) {
 	tests := []struct {
-		in   string
-		want int
-		note bool
-	}{{"12", 12, false}, {" 12", 12, false}, {"12 # comment", 12, true}, {"x", 0, true}, {"-3", -3, false}, {"7;", 7, true}}
+		in       string
+		want     int
+		ok, note bool
+	}{
+		{"12", 12, true, false}, {" 12", 12, true, false}, {"12 # comment", 12, true, true}, {"-3", -3, true, false},
+		{"7;", 7, true, true},
+		// Not valid: the caller warns once; no note that would disagree.
+		{"x", 0, false, false}, {"0x", 0, false, false},
+	}
 	for _, tt := range tests {
 		c := newConverter(Input{})
-		if got := c.integer(Option{Name: "n", Value: tt.in}); got != tt.want || (len(c.findings) > 0) != tt.note {
-			t.Errorf("integer(%q) = %d with findings %v; want %d, note %v", tt.in, got, c.findings, tt.want, tt.note)
+		valid := func(n int) bool { return n != 0 }
+		if got, ok := c.integer(Option{Name: "n", Value: tt.in}, valid); got != tt.want || ok != tt.ok || (len(c.findings) > 0) != tt.note {
+			t.Errorf("integer(%q) = %d, %v with findings %v; want %d, %v, note %v", tt.in, got, ok, c.findings, tt.want, tt.ok, tt.note)
 		}
+	}
+}
+
+// TestOneFindingPerBadPort: a port coturn reads as 0 gets one warning that
+// says what is used, not also a note that it was read as 0.
+func TestOneFindingPerBadPort(t *testing.T) {
+	in, err := ParseFile(strings.NewReader("listening-port=abc\nrealm=x\nuser=a:b\nrelay-ip=192.0.2.1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := Convert(in)
+	n := 0
+	for _, f := range res.Findings {
+		if f.Option == "listening-port" {
+			n++
+			if f.Severity != Warning || !strings.Contains(f.Message, "using coturn's default 3478") {
+				t.Errorf("finding %v", f)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d findings for listening-port, want 1: %v", n, res.Findings)
 	}
 }
 

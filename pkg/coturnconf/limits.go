@@ -13,7 +13,7 @@ func (c *converter) limits() {
 		{"total-quota", "limits.total_allocations", &c.cfg.Limits.TotalAllocations},
 	} {
 		if o, ok := c.last(q.name); ok {
-			if n := c.integer(o); n >= 0 {
+			if n, ok := c.integer(o, isCount); ok {
 				*q.dst, c.why[q.path] = n, src(o)+"; 486 when reached"
 			} else {
 				c.warn(o, "a negative quota means nothing; keeping 0 (unlimited)")
@@ -32,7 +32,7 @@ func (c *converter) limits() {
 		if !ok || o.Value == "" {
 			continue
 		}
-		if n := c.integer(o); n > 0 {
+		if n, ok := c.integer(o, isPositive); ok {
 			*l.dst, c.why[l.path] = time.Duration(n)*time.Second, src(o)
 		} else {
 			c.warn(o, "must be a positive number of seconds; keeping %s", fmtDuration(*l.dst))

@@ -103,8 +103,8 @@ func (c *converter) port(name string, def int) (int, string) {
 	if !ok {
 		return def, "port " + strconv.Itoa(def) + " (coturn's default)"
 	}
-	n := c.integer(o)
-	if n < 1 || n > 65535 {
+	n, ok := c.integer(o, isPort)
+	if !ok {
 		c.warn(o, "%q is not a port; using coturn's default %d", o.Value, def)
 		return def, "port " + strconv.Itoa(def) + " (coturn's default)"
 	}

@@ -34,7 +34,7 @@ func (c *converter) operations() {
 func (c *converter) http() {
 	port, portWhy := defaultPrometheusPort, ""
 	if o, ok := c.last("prometheus-port"); ok && o.Value != "" {
-		if n := c.integer(o); n >= 1 && n <= 65535 {
+		if n, ok := c.integer(o, isPort); ok {
 			port, portWhy = n, ", "+src(o)
 		} else {
 			c.warn(o, "%q is not a port; using %d", o.Value, port)
@@ -64,7 +64,7 @@ func (c *converter) logging() {
 	if o, on := c.flag("Verbose"); on {
 		c.cfg.Log.Level, c.why["log.level"] = "debug", src(o)
 	} else if o, on := c.flag("verbose"); on {
-		c.note(o, "turnd's default level (info) logs starts, drains, reloads and refusals; log.level debug adds every allocation")
+		c.note(o, "turnd's default level (info) logs starts, drains, reloads, refusals and allocations made and ended; log.level debug adds channel bindings and pion's messages about failed requests")
 	}
 	if o, ok := c.last("log-file"); ok {
 		switch v := strings.TrimSpace(o.Value); v {

@@ -69,7 +69,7 @@ func (c *converter) relay() {
 		dst  *int
 	}{{"min-port", &c.cfg.Relay.MinPort}, {"max-port", &c.cfg.Relay.MaxPort}} {
 		if o, ok := c.last(r.name); ok {
-			if n := c.integer(o); n >= 1 && n <= 65535 {
+			if n, ok := c.integer(o, isPort); ok {
 				*r.dst, c.why["relay."+strings.ReplaceAll(r.name, "-", "_")] = n, src(o)
 			} else {
 				c.warn(o, "%q is not a port; keeping %d", o.Value, *r.dst)
