@@ -4,9 +4,16 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 BIN     := bin/turnd
 
-.PHONY: build run test test-go test-deploy test-fuzz tools lint bench clean soak
+.PHONY: build build-static run test test-go test-deploy test-fuzz tools lint bench clean soak
 
+# Built with go test's settings (cgo as the toolchain has it, no -trimpath),
+# so a build after a test run reuses every package the tests compiled; the
+# linker flags change only the final link.
 build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/turnd
+
+# A static, path-trimmed binary as the Docker image builds it (no libc needed).
+build-static:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/turnd
 
 # Runs turnd; with no ARGS, the embedded loopback demo config.
