@@ -196,7 +196,8 @@ func announce(log *slog.Logger, cfg config.Config, path string, srv *server.Serv
 	log.Info("turnd serving", args...)
 	if path == "" {
 		log.Info("running the embedded demo config (loopback only, user demo/demo); try it with coturn's tools: " +
-			"turnutils_peer -L 127.0.0.1 -p 3480 & turnutils_uclient -u demo -w demo -e 127.0.0.1 -r 3480 -X -n 100 127.0.0.1")
+			"turnutils_peer -L 127.0.0.1 -p 3480 & turnutils_uclient -t -u demo -w demo -e 127.0.0.1 -r 3480 -X -n 100 127.0.0.1; " +
+			"then drain it: turnd drain --pid " + strconv.Itoa(os.Getpid()) + " --wait")
 	}
 }
 
