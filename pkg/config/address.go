@@ -44,6 +44,53 @@ func checkHostPort(s string, minPort int) string {
 	return msg
 }
 
+// checkServer returns what is wrong with s as the address of another server,
+// "ip:port" or "name:port" with a port from 1, or "" when nothing is.
+func checkServer(s string) string {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" || isIP(host) {
+		return checkHostPort(s, 1)
+	}
+	if !isDNSName(host) {
+		return fmt.Sprintf("%q: host %q is neither an IP address nor a DNS name", s, host)
+	}
+	n, err := strconv.ParseUint(port, 10, 32)
+	switch {
+	case port == "":
+		return fmt.Sprintf("%q: missing port", s)
+	case err != nil:
+		return fmt.Sprintf("%q: port %q is not a number", s, port)
+	case n < 1 || n > 65535:
+		return fmt.Sprintf("%q: port %d is out of range 1-65535", s, n)
+	}
+	return ""
+}
+
+func isIP(s string) bool {
+	_, err := netip.ParseAddr(s)
+	return err == nil
+}
+
+// isDNSName reports whether s is a host name: dot-separated labels of
+// letters, digits and inner hyphens (RFC 1123), at most 253 characters.
+func isDNSName(s string) bool {
+	s = strings.TrimSuffix(s, ".")
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // parseHostPort is checkHostPort that also returns the parsed address.
 func parseHostPort(s string, minPort int) (netip.AddrPort, string) {
 	host, port, err := net.SplitHostPort(s)

@@ -185,7 +185,17 @@ func (c Config) checkDrain(v *validator) {
 		v.add("drain.delay", "must be >= 0")
 	}
 	for i, s := range c.Drain.AlternateServers {
-		v.addIf(index("drain.alternate_servers", i), checkHostPort(s, 1))
+		v.addIf(index("drain.alternate_servers", i), checkServer(s))
+	}
+	if d := c.Drain.AlternateDomain; d != "" {
+		switch {
+		case !isDNSName(d):
+			v.add("drain.alternate_domain", "%q is not a DNS name", d)
+		case len(c.Listen.TLS) == 0:
+			v.add("drain.alternate_domain", "needs listen.tls: it is only sent over TLS")
+		case len(c.Drain.AlternateServers) == 0:
+			v.add("drain.alternate_domain", "needs drain.alternate_servers")
+		}
 	}
 }
 

@@ -141,10 +141,16 @@ type Drain struct {
 	// Delay is a lame-duck period at the start of a drain: readiness already
 	// fails but new allocations are still accepted. Default 0 (none).
 	Delay time.Duration `yaml:"delay"`
-	// AlternateServers ("ip:port", an IP literal because ALTERNATE-SERVER
-	// carries an address, not a name) are offered with 300 Try Alternate to
-	// new Allocate requests while draining, in rotation. Default [] (answer 486).
+	// AlternateServers ("ip:port" or "name:port") are offered with 300 Try
+	// Alternate to new Allocate requests while draining, in rotation. A name
+	// is resolved when the drain starts and again while it lasts, every A and
+	// AAAA record counting, turnd's own addresses left out. Default []; an
+	// empty list, or no address left, answers 486.
 	AlternateServers []string `yaml:"alternate_servers"`
+	// AlternateDomain is sent as ALTERNATE-DOMAIN with a 300 over TLS, the
+	// name a turns: client checks the alternate's certificate against; it
+	// needs listen.tls and alternate_servers. Default "" (not sent).
+	AlternateDomain string `yaml:"alternate_domain"`
 }
 
 // HTTP configures the metrics and probe listener.

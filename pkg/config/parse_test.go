@@ -166,7 +166,8 @@ func TestParseFull(t *testing.T) {
 		},
 		Drain: Drain{
 			Timeout: 2 * time.Hour, Delay: 15 * time.Second,
-			AlternateServers: []string{"192.0.2.2:3478", "[2001:db8::2]:3478"},
+			AlternateServers: []string{"192.0.2.2:3478", "[2001:db8::2]:3478", "turn-peers.example.org:3478"},
+			AlternateDomain:  "turn.example.org",
 		},
 		HTTP:    HTTP{Address: "0.0.0.0:9641"},
 		Log:     Log{Level: "debug", Format: "json"},

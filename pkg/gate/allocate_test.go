@@ -21,7 +21,7 @@ func TestDrainingRedirects(t *testing.T) {
 	b := &net.UDPAddr{IP: net.ParseIP("::1"), Port: 3479}
 	h := &recorder{}
 	p := strictPolicy()
-	p.Alternates = []*net.UDPAddr{a, b}
+	p.Alternates = fixed(a, b)
 	g := gate.New(p, h.hooks(false))
 
 	for i, want := range []*net.UDPAddr{a, b, a} {
@@ -82,7 +82,7 @@ func TestNoRedirect(t *testing.T) {
 			h := &recorder{}
 			hooks := h.hooks(false)
 			hooks.Accepting = tc.accepting
-			g := gate.New(&gate.Policy{Keys: staticKeys(), Alternates: tc.alternates}, hooks)
+			g := gate.New(&gate.Policy{Keys: staticKeys(), Alternates: fixed(tc.alternates...)}, hooks)
 			mustPass(t, g, tc.pkt(t))
 			if r, _ := h.calls(); len(r) != 0 {
 				t.Errorf("Redirected called: %v", r)
@@ -308,5 +308,77 @@ func TestChannelBindToDeniedPeerIs403(t *testing.T) {
 	}
 	if len(refused) != 1 {
 		t.Fatalf("PeerRefused called %d times, want 1", len(refused))
+	}
+}
+
+// TestDrainingRedirectsUnauthenticated: while draining with alternates, the
+// first, credential-less Allocate is answered 300 with ALTERNATE-SERVER and
+// nothing of this server's (no NONCE, no REALM), so a client starts afresh
+// at the alternate; the rotation is shared with signed redirects.
+func TestDrainingRedirectsUnauthenticated(t *testing.T) {
+	a := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 10), Port: 3478}
+	b := &net.UDPAddr{IP: net.ParseIP("::1"), Port: 3479}
+	h := &recorder{}
+	p := strictPolicy()
+	p.Alternates = fixed(a, b)
+	p.AlternateDomain = "turn.example.org" // over TLS only: not on UDP
+	g := gate.New(p, h.hooks(false))
+	for i, want := range []*net.UDPAddr{a, b, a} {
+		pkt := request(t, stun.MethodAllocate, testUser, nil, false, transport(17))
+		r := &responder{}
+		out, v := g.Inspect(pkt, clientAddr(), localAddr(), r)
+		if v != gate.Answered || out != nil {
+			t.Fatalf("Allocate %d: Inspect = (%x, %v), want (nil, Answered)", i, out, v)
+		}
+		reply := r.onlyReply(t)
+		if reply.TransactionID != decode(t, pkt).TransactionID {
+			t.Errorf("Allocate %d: reply has another transaction ID", i)
+		}
+		var ec stun.ErrorCodeAttribute
+		if err := ec.GetFrom(reply); err != nil || ec.Code != stun.CodeTryAlternate || string(ec.Reason) != "Try Alternate" {
+			t.Errorf("Allocate %d: ERROR-CODE %v (%v), want 300 Try Alternate", i, ec, err)
+		}
+		var alt stun.AlternateServer
+		if err := alt.GetFrom(reply); err != nil || !alt.IP.Equal(want.IP) || alt.Port != want.Port {
+			t.Errorf("Allocate %d: ALTERNATE-SERVER %s:%d (%v), want %s", i, alt.IP, alt.Port, err, want)
+		}
+		for _, at := range []stun.AttrType{stun.AttrNonce, stun.AttrRealm, stun.AttrMessageIntegrity, stun.AttrAlternateDomain} {
+			if reply.Contains(at) {
+				t.Errorf("Allocate %d: reply carries %v", i, at)
+			}
+		}
+		if err := stun.Fingerprint.Check(reply); err != nil {
+			t.Errorf("Allocate %d: FINGERPRINT: %v", i, err)
+		}
+	}
+	if redirected, _ := h.calls(); len(redirected) != 3 {
+		t.Errorf("Redirected called %d times, want 3", len(redirected))
+	}
+}
+
+// TestUnauthenticatedNotRedirected lists when a credential-less Allocate
+// still goes to pion (and its 401): accepting, no alternates, or an
+// alternates list that resolved to nothing — the 486 path of a drain.
+func TestUnauthenticatedNotRedirected(t *testing.T) {
+	alt := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 10), Port: 3478}
+	empty := func() []*net.UDPAddr { return nil }
+	tests := []struct {
+		name       string
+		accepting  bool
+		alternates func() []*net.UDPAddr
+	}{
+		{"accepting", true, fixed(alt)},
+		{"draining without alternates", false, nil},
+		{"draining, no alternate left", false, empty},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &recorder{}
+			g := gate.New(&gate.Policy{Keys: staticKeys(), Alternates: tc.alternates}, h.hooks(tc.accepting))
+			mustPass(t, g, request(t, stun.MethodAllocate, testUser, nil, false, transport(17)))
+			if r, _ := h.calls(); len(r) != 0 {
+				t.Errorf("Redirected called: %v", r)
+			}
+		})
 	}
 }

@@ -39,6 +39,9 @@ type Gate struct {
 	// chosenKey holds the key that verified a request, until pion's auth
 	// handler asks for it (TakeKey). Only used with MultiKey.
 	chosenKey pending[keyChoice, []byte]
+	// signingKey holds the key pion signs its answer to a client with, until
+	// that answer is written (withReason).
+	signingKey pending[clientKey, []byte]
 	// reservations maps RESERVATION-TOKENs to ports for the whole socket group.
 	reservations pending[string, reservation]
 	// streams are the live TCP/TLS client connections.
@@ -119,6 +122,9 @@ func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Ve
 			}
 			return nil, Answered, 0 // dropped unanswered: no amplification
 		}
+		if t == typeAllocateRequest && g.redirectUnsigned(p, pkt, src, r) {
+			return nil, Answered, 0
+		}
 		return nil, Pass, 0
 	}
 	switch t {
@@ -179,8 +185,17 @@ func (g *Gate) TakeKey(client net.Addr, username string) ([]byte, bool) {
 	return g.chosenKey.take(keyChoice{client.Network(), client.String(), username})
 }
 
-// nextAlternate rotates through the alternates so redirected clients spread out.
-func (g *Gate) nextAlternate(p *Policy) *net.UDPAddr {
+// alternate returns the server to redirect a new Allocate to, rotating
+// through the alternates so redirected clients spread out, or nil when the
+// server accepts allocations or knows no alternate (pion then answers).
+func (g *Gate) alternate(p *Policy) *net.UDPAddr {
+	if p.Alternates == nil || g.hooks.Accepting == nil || g.hooks.Accepting() {
+		return nil
+	}
+	alts := p.Alternates()
+	if len(alts) == 0 {
+		return nil
+	}
 	i := g.next.Add(1) - 1
-	return p.Alternates[int(i%uint32(len(p.Alternates)))]
+	return alts[int(i%uint32(len(alts)))]
 }

@@ -234,7 +234,7 @@ func strictPolicy() *gate.Policy {
 	return &gate.Policy{
 		Keys:        staticKeys(),
 		MaxLifetime: time.Minute,
-		Alternates:  []*net.UDPAddr{{IP: net.IPv4(127, 0, 0, 9), Port: 3478}},
+		Alternates:  fixed(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 9), Port: 3478}),
 	}
 }
 
@@ -268,4 +268,12 @@ func mustPacketConn(tb testing.TB, inner *net.UDPConn, g *gate.Gate, hint *gate.
 		tb.Fatal(err)
 	}
 	return pc
+}
+
+// fixed is a Policy.Alternates that always offers alts.
+func fixed(alts ...*net.UDPAddr) func() []*net.UDPAddr {
+	if len(alts) == 0 {
+		return nil
+	}
+	return func() []*net.UDPAddr { return alts }
 }

@@ -95,7 +95,7 @@ func TestInspectUnauthenticatedPasses(t *testing.T) {
 		keys func(string, string) (string, [][]byte, error)
 		pkt  []byte
 	}{
-		{"no MESSAGE-INTEGRITY", staticKeys(), request(t, stun.MethodAllocate, testUser, nil, false, extra...)},
+		{"no MESSAGE-INTEGRITY, Refresh", staticKeys(), request(t, stun.MethodRefresh, testUser, nil, false, lifetime(24*time.Hour))},
 		{"wrong password", staticKeys(), request(t, stun.MethodAllocate, testUser, wrongKey, true, extra...)},
 		{"corrupted HMAC", staticKeys(), corrupted},
 		{"unknown user", staticKeys(), request(t, stun.MethodAllocate, "mallory", aliceKey(), true, extra...)},

@@ -98,7 +98,7 @@ func TestMultiKeySignsAnswersWithTheClientsKey(t *testing.T) {
 	g := gate.New(&gate.Policy{
 		Keys:       store.Keys,
 		MultiKey:   true,
-		Alternates: []*net.UDPAddr{{IP: net.IPv4(127, 0, 0, 10), Port: 3478}},
+		Alternates: fixed(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 10), Port: 3478}),
 	}, gate.Hooks{Accepting: func() bool { return false }})
 	r := &responder{}
 	if _, v := g.Inspect(request(t, stun.MethodAllocate, username, key, true, transport(17)), clientAddr(), localAddr(), r); v != gate.Answered {

@@ -99,11 +99,17 @@ func (c *packetConn) handle(pkt []byte, from netip.AddrPort) (out []byte, addr n
 }
 
 // WriteTo sends pion's packet to the client, noting reservation tokens and
-// granted lifetimes.
+// granted lifetimes, and giving error responses their reason phrase.
 //
 // Hot path: one call per datagram pion sends a client; a two-byte look.
 func (c *packetConn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	c.g.noteResponse(p)
 	c.g.noteGranted(p, func() net.Addr { return addr }, c.Socket.LocalAddr)
+	if out, changed := c.g.withReason(p, addr); changed {
+		if _, err := c.Socket.WriteTo(out, addr); err != nil {
+			return 0, err
+		}
+		return len(p), nil // pion checks that what it wrote was written
+	}
 	return c.Socket.WriteTo(p, addr)
 }

@@ -28,8 +28,14 @@ type Policy struct {
 	// (v6 or not): an Allocate asking for another is answered 440 Address
 	// Family not Supported (RFC 8656 §7.2). nil: pion's way (508).
 	RelayFamily func(v6 bool) bool
-	// Alternates are offered with 300 Try Alternate while not accepting.
-	Alternates []*net.UDPAddr
+	// Alternates returns the servers offered with 300 Try Alternate while
+	// not accepting, as they are now (names are resolved while a drain
+	// lasts). nil, or an empty answer, lets pion answer 486 instead.
+	Alternates func() []*net.UDPAddr
+	// AlternateDomain, if not empty, goes with a 300 sent over TLS as
+	// ALTERNATE-DOMAIN (RFC 8489 §14.16): the name the client checks the
+	// alternate's certificate against.
+	AlternateDomain string
 	// PeerAllowed is the peer filter. The gate applies it to ChannelBind,
 	// which pion refuses with 401 (that reads as bad credentials) where
 	// RFC 8656 §12.2 wants 403; nil lets every peer through to pion.

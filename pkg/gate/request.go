@@ -143,14 +143,12 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 	// Step 8: "the server MAY choose to reject the request with a 300
 	// (Try Alternate) error if it wishes to redirect the client to a
 	// different server" — turnd does while draining, if it knows where to.
-	if len(p.Alternates) > 0 && g.hooks.Accepting != nil && !g.hooks.Accepting() {
-		alt := g.nextAlternate(p)
+	if alt := g.alternate(p); alt != nil {
 		// Hooks run before the reply, so whoever sees the reply sees the count.
 		if g.hooks.Redirected != nil {
 			g.hooks.Redirected(user, alt)
 		}
-		g.reply(msg, key, src, r, stun.CodeTryAlternate,
-			&stun.AlternateServer{IP: alt.IP, Port: alt.Port})
+		g.reply(msg, key, src, r, stun.CodeTryAlternate, alternateSetters(p, alt, r)...)
 		return nil, Answered, 0
 	}
 

@@ -429,14 +429,24 @@ func (c *streamConn) splice(size int, repl []byte) {
 }
 
 // Write sends pion's bytes to the client, noting a ConnectionBind success
-// and granted lifetimes.
+// and granted lifetimes, and giving error responses their reason phrase. A
+// bound data connection carries peer bytes, which are never touched.
 //
 // Hot path for everything pion sends on a stream: a two-byte look.
 func (c *streamConn) Write(b []byte) (int, error) {
+	if c.bound.Load() {
+		return c.writeConn(b)
+	}
 	if len(b) >= 20 && binary.BigEndian.Uint16(b) == typeConnectionBindSuccess {
 		c.bound.Store(true)
 	}
 	c.g.noteGranted(b, c.RemoteAddr, c.LocalAddr)
+	if out, changed := c.g.withReason(b, c.Conn.RemoteAddr()); changed {
+		if _, err := c.writeConn(out); err != nil {
+			return 0, err
+		}
+		return len(b), nil // pion checks that what it wrote was written
+	}
 	return c.writeConn(b)
 }
 

@@ -34,8 +34,9 @@ func (s *Server) apply(cfg config.Config) error {
 		}
 		cert = &c
 	}
-	if _, err := alternates(cfg); err != nil {
-		return err
+	alts, err := parseAlternates(cfg.Drain.AlternateServers)
+	if err != nil {
+		return fmt.Errorf("drain.alternate_servers: %w", err)
 	}
 	creds := auth.New(auth.Options{
 		Realm:     cfg.Realm,
@@ -51,6 +52,7 @@ func (s *Server) apply(cfg config.Config) error {
 		s.cert.Store(cert)
 	}
 	s.registry.SetLimits(limitsOf(cfg))
+	s.alts.set(alts)
 	if s.gate != nil {
 		s.gate.SetPolicy(s.policy(cfg))
 	}
@@ -59,17 +61,17 @@ func (s *Server) apply(cfg config.Config) error {
 
 // policy is the gate's view of cfg; apply has already checked it.
 func (s *Server) policy(cfg config.Config) *gate.Policy {
-	alts, _ := alternates(cfg)
 	return &gate.Policy{
-		Keys:           func(u, r string) (string, [][]byte, error) { return s.creds.Load().Keys(u, r) },
-		MultiKey:       len(cfg.Auth.Secrets) > 1,
-		TCPAllocations: cfg.Relay.TCPAllocations,
-		MaxLifetime:    grantableLifetime(cfg.Limits.MaxLifetime),
-		Alternates:     alts,
-		PeerAllowed:    func(ip net.IP) bool { return s.peers.Load().Allowed(ip) },
-		OwnAddress:     s.own.contains,
-		HasAllocation:  s.registry.Has,
-		AllocationUser: s.registry.User,
+		Keys:            func(u, r string) (string, [][]byte, error) { return s.creds.Load().Keys(u, r) },
+		MultiKey:        len(cfg.Auth.Secrets) > 1,
+		TCPAllocations:  cfg.Relay.TCPAllocations,
+		MaxLifetime:     grantableLifetime(cfg.Limits.MaxLifetime),
+		Alternates:      s.alts.list,
+		AlternateDomain: cfg.Drain.AlternateDomain,
+		PeerAllowed:     func(ip net.IP) bool { return s.peers.Load().Allowed(ip) },
+		OwnAddress:      s.own.contains,
+		HasAllocation:   s.registry.Has,
+		AllocationUser:  s.registry.User,
 
 		DefaultLifetime:      defaultLifetime(cfg),
 		RelayFamily:          s.relay.Serves,
@@ -131,20 +133,6 @@ func grantableLifetime(max time.Duration) time.Duration {
 // for less (RFC 8656 §3.9's 10 minutes), never more than the cap.
 func defaultLifetime(cfg config.Config) time.Duration {
 	return min(10*time.Minute, grantableLifetime(cfg.Limits.MaxLifetime))
-}
-
-// alternates resolves drain.alternate_servers. ALTERNATE-SERVER carries an
-// IP address, so names are resolved when the config is applied, not per request.
-func alternates(cfg config.Config) ([]*net.UDPAddr, error) {
-	var out []*net.UDPAddr
-	for i, a := range cfg.Drain.AlternateServers {
-		ua, err := net.ResolveUDPAddr("udp", a)
-		if err != nil {
-			return nil, fmt.Errorf("drain.alternate_servers[%d]: %w", i, err)
-		}
-		out = append(out, ua)
-	}
-	return out, nil
 }
 
 func limitsOf(cfg config.Config) allocation.Limits {

@@ -33,6 +33,9 @@ func (s *Server) authenticate(ra *turn.RequestAttributes) (string, []byte, bool)
 			key = k
 		}
 	}
+	// pion signs its answer with key; the gate signs it again once it has
+	// added the error's reason phrase.
+	s.gate.NoteKey(ra.SrcAddr, key)
 	return userID, key, true
 }
 

@@ -41,6 +41,16 @@ type Options struct {
 	Registry *allocation.Registry
 	// Traffic receives relayed traffic totals; nil makes new counters.
 	Traffic *relay.Counters
+	// DrainChanged receives after every change of the drain's status; the
+	// server resolves the names in drain.alternate_servers when Accepting
+	// turns false, and again every AlternatesRefresh while it stays so.
+	// nil: names are never resolved (a drain answers 486).
+	DrainChanged <-chan struct{}
+	// Resolver looks names up; nil means net.DefaultResolver.
+	Resolver Resolver
+	// AlternatesRefresh is how often names are resolved again while
+	// draining; 0 means 10s.
+	AlternatesRefresh time.Duration
 }
 
 // Server is a running TURN service. Create it with New; stop it with Close.
@@ -68,6 +78,7 @@ type Server struct {
 
 	lastPanicLog panicClock
 	own          ownAddrs
+	alts         *alternates
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -95,6 +106,13 @@ func New(opts Options) (*Server, error) {
 	}
 	if s.accepting == nil {
 		s.accepting = func() bool { return true }
+	}
+	s.alts = &alternates{resolver: opts.Resolver, own: s.own.contains, log: s.log, refresh: opts.AlternatesRefresh}
+	if s.alts.resolver == nil {
+		s.alts.resolver = net.DefaultResolver
+	}
+	if s.alts.refresh <= 0 {
+		s.alts.refresh = defaultAlternatesRefresh
 	}
 	if err := s.apply(cfg); err != nil {
 		return nil, err
@@ -133,9 +151,14 @@ func New(opts Options) (*Server, error) {
 	for _, a := range append(append(s.UDPAddrs(), s.TCPAddrs()...), s.TLSAddrs()...) {
 		s.own.add(a)
 	}
+	// Only now are turnd's own addresses known, which the alternates leave out.
+	s.alts.republish()
 	if err := s.startTURN(cfg); err != nil {
 		s.closeSockets()
 		return nil, err
+	}
+	if opts.DrainChanged != nil {
+		go s.alts.run(s.accepting, opts.DrainChanged, s.closed)
 	}
 	return s, nil
 }

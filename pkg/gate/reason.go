@@ -1,0 +1,101 @@
+package gate
+
+import (
+	"encoding/binary"
+	"net"
+
+	"github.com/pion/stun/v4"
+)
+
+// The class bits of STUN responses (RFC 8489 §5).
+const (
+	classSuccessResponse = 0x0100
+	classErrorResponse   = 0x0110
+)
+
+// NoteKey records the key pion signs its answer to client's current request
+// with (pion's AuthHandler hands it over), so that withReason can sign that
+// answer again once it carries its reason phrase.
+func (g *Gate) NoteKey(client net.Addr, key []byte) {
+	g.signingKey.put(clientOf(client), key)
+}
+
+// clientKey names a client transport address, network included.
+type clientKey struct{ network, addr string }
+
+func clientOf(a net.Addr) clientKey { return clientKey{a.Network(), a.String()} }
+
+// withReason returns what pion sends client (and whether it changed it), with the reason phrase RFC 8489
+// §14.8 and RFC 8656 §19 give its error code when pion left it empty:
+// browsers show it to developers (icecandidateerror.errorText) and operators
+// read it in client logs. A signed answer is signed again with the key pion
+// used; one whose key is unknown goes out as it is.
+//
+// Hot path for everything pion sends a client: a two-byte look, then the
+// answer's key is dropped for responses (it was only needed for this one).
+func (g *Gate) withReason(b []byte, client net.Addr) ([]byte, bool) {
+	if len(b) < 20 || b[0]&0xC0 != 0 {
+		return b, false
+	}
+	class := binary.BigEndian.Uint16(b) & classMask
+	if class != classErrorResponse {
+		if class == classSuccessResponse {
+			g.signingKey.take(clientOf(client)) // a success: its key is spent
+		}
+		return b, false
+	}
+	key, _ := g.signingKey.take(clientOf(client))
+	if out, ok := addReason(b, key); ok {
+		return out, true
+	}
+	return b, false
+}
+
+// addReason rebuilds an error response with its default reason phrase. It
+// reports false when b needs nothing (a reason is there, or the code has no
+// standard phrase) or cannot be rebuilt faithfully (signed, and key is not
+// the key that signed it).
+func addReason(b []byte, key []byte) ([]byte, bool) {
+	msg := &stun.Message{Raw: append([]byte(nil), b...)}
+	if msg.Decode() != nil {
+		return nil, false
+	}
+	var ec stun.ErrorCodeAttribute
+	if ec.GetFrom(msg) != nil || len(ec.Reason) > 0 {
+		return nil, false
+	}
+	out := stun.New()
+	out.TransactionID = msg.TransactionID
+	out.SetType(msg.Type)
+	out.WriteHeader()
+	signed, fingerprint := false, false
+	for _, a := range msg.Attributes {
+		switch a.Type {
+		case stun.AttrErrorCode:
+			if stun.ErrorCode(ec.Code).AddTo(out) != nil {
+				return nil, false // no standard phrase: leave the answer alone
+			}
+			continue
+		case stun.AttrMessageIntegrity:
+			if key == nil || stun.MessageIntegrity(key).Check(msg) != nil {
+				return nil, false
+			}
+			signed = true
+			continue
+		case stun.AttrMessageIntegritySHA256:
+			return nil, false // pion never sends it; turnd has no key for it
+		case stun.AttrFingerprint:
+			fingerprint = true
+			continue
+		}
+		out.Add(a.Type, a.Value)
+	}
+	// Errors here are impossible: the attributes were just decoded from a valid message.
+	if signed {
+		_ = stun.MessageIntegrity(key).AddTo(out)
+	}
+	if fingerprint {
+		_ = stun.Fingerprint.AddTo(out)
+	}
+	return out.Raw, true
+}

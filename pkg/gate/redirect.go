@@ -1,0 +1,67 @@
+package gate
+
+import (
+	"crypto/tls"
+	"net"
+
+	"github.com/pion/stun/v4"
+)
+
+// redirectUnsigned answers an Allocate without credentials with 300 Try
+// Alternate while draining (RFC 8489 §10: ALTERNATE-SERVER on the first leg,
+// before any challenge). It carries no NONCE or REALM: a client that follows
+// it starts afresh at the alternate and is challenged there, where a nonce
+// issued here would be stale (438), which browsers do not retry on Allocate.
+// The answer is unsigned, as the request was: a forged 300 could send the
+// client elsewhere, but so could a forged 401 or a dropped packet, and the
+// client still authenticates to whichever server it reaches.
+//
+// It reports whether it answered: not while accepting or without
+// alternates, nor for a message that does not decode (pion's to refuse).
+func (g *Gate) redirectUnsigned(p *Policy, pkt []byte, src net.Addr, r Responder) bool {
+	msg := &stun.Message{Raw: append([]byte(nil), pkt...)}
+	if msg.Decode() != nil {
+		return false
+	}
+	alt := g.alternate(p)
+	if alt == nil {
+		return false
+	}
+	if g.hooks.Redirected != nil {
+		g.hooks.Redirected("", alt)
+	}
+	setters := []stun.Setter{
+		&stun.Message{TransactionID: msg.TransactionID},
+		stun.NewType(stun.MethodAllocate, stun.ClassErrorResponse),
+		stun.CodeTryAlternate,
+	}
+	setters = append(setters, alternateSetters(p, alt, r)...)
+	setters = append(setters, stun.Fingerprint)
+	resp, err := stun.Build(setters...)
+	if err != nil {
+		return false
+	}
+	// A lost reply is a lost datagram: the client retransmits.
+	_, _ = r.WriteTo(resp.Raw, src)
+	return true
+}
+
+// alternateSetters are the attributes naming alt in a 300: ALTERNATE-SERVER,
+// and ALTERNATE-DOMAIN when the request came over TLS and a name is set.
+func alternateSetters(p *Policy, alt *net.UDPAddr, r Responder) []stun.Setter {
+	out := []stun.Setter{&stun.AlternateServer{IP: alt.IP, Port: alt.Port}}
+	if p.AlternateDomain != "" && overTLS(r) {
+		out = append(out, stun.RawAttribute{Type: stun.AttrAlternateDomain, Value: []byte(p.AlternateDomain)})
+	}
+	return out
+}
+
+// overTLS reports whether r answers on a TLS connection.
+func overTLS(r Responder) bool {
+	c, ok := r.(*streamConn)
+	if !ok {
+		return false
+	}
+	_, ok = c.Conn.(*tls.Conn)
+	return ok
+}

@@ -1,0 +1,202 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Resolver looks up the addresses of a name; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// defaultAlternatesRefresh is how often names in drain.alternate_servers are
+// resolved again while a drain lasts: peers come and go (a headless
+// Service's DNS holds only ready pods).
+const defaultAlternatesRefresh = 10 * time.Second
+
+// lookupTimeout bounds one resolution of one name.
+const lookupTimeout = 5 * time.Second
+
+// alternateEntry is one item of drain.alternate_servers: an IP literal or a
+// DNS name, with its port.
+type alternateEntry struct {
+	host string
+	ip   netip.Addr // valid for a literal
+	port uint16
+}
+
+// alternates keeps the servers a draining turnd redirects new clients to.
+// Names are resolved when a drain starts and again every refresh while it
+// lasts, never on the packet path; every A/AAAA record counts, less turnd's
+// own addresses. The gate reads the current list lock-free.
+type alternates struct {
+	resolver Resolver
+	own      func(netip.AddrPort) bool
+	log      *slog.Logger
+	refresh  time.Duration
+
+	current atomic.Pointer[[]*net.UDPAddr]
+
+	mu      sync.Mutex // a reload and the refresh loop both publish
+	entries []alternateEntry
+	// resolved holds the last good answer per name, so a failed lookup
+	// keeps the peers known before it.
+	resolved map[string][]netip.Addr
+}
+
+// parseAlternates reads drain.alternate_servers, which Validate has checked.
+func parseAlternates(list []string) ([]alternateEntry, error) {
+	out := make([]alternateEntry, 0, len(list))
+	for _, hp := range list {
+		host, port, err := net.SplitHostPort(hp)
+		if err != nil {
+			return nil, err
+		}
+		n, err := strconv.ParseUint(port, 10, 16)
+		if err != nil {
+			return nil, err
+		}
+		e := alternateEntry{host: host, port: uint16(n)}
+		if ip, err := netip.ParseAddr(host); err == nil {
+			e.ip = ip.Unmap()
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// set installs a new list. Literals take effect at once; names keep what was
+// last resolved for them until the next resolution.
+func (a *alternates) set(entries []alternateEntry) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.entries = entries
+	a.publish()
+}
+
+// republish recomputes the list, after turnd's own addresses changed.
+func (a *alternates) republish() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.publish()
+}
+
+// list is what the gate offers now.
+func (a *alternates) list() []*net.UDPAddr {
+	if p := a.current.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// hasNames reports whether any entry needs resolving.
+func (a *alternates) hasNames() bool {
+	return len(a.names()) > 0
+}
+
+// names lists the entries that need resolving.
+func (a *alternates) names() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []string
+	for _, e := range a.entries {
+		if !e.ip.IsValid() {
+			out = append(out, e.host)
+		}
+	}
+	return out
+}
+
+// resolve looks every name up again and publishes the result.
+func (a *alternates) resolve(ctx context.Context) {
+	got := make(map[string][]netip.Addr)
+	for _, host := range a.names() {
+		lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+		ips, err := a.resolver.LookupNetIP(lctx, "ip", host)
+		cancel()
+		if err != nil {
+			a.log.Warn("resolve alternate server", "name", host, "err", err)
+			continue
+		}
+		got[host] = ips
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.resolved == nil {
+		a.resolved = make(map[string][]netip.Addr)
+	}
+	for host, ips := range got {
+		a.resolved[host] = ips
+	}
+	a.publish()
+}
+
+// publish computes the list from the entries and the last resolutions.
+// Called with mu held.
+func (a *alternates) publish() {
+	var out []*net.UDPAddr
+	seen := make(map[netip.AddrPort]bool)
+	add := func(ip netip.Addr, port uint16) {
+		ap := netip.AddrPortFrom(ip.Unmap(), port)
+		if seen[ap] || (a.own != nil && a.own(ap)) {
+			return // turnd never redirects a client to itself
+		}
+		seen[ap] = true
+		out = append(out, net.UDPAddrFromAddrPort(ap))
+	}
+	for _, e := range a.entries {
+		if e.ip.IsValid() {
+			add(e.ip, e.port)
+			continue
+		}
+		for _, ip := range a.resolved[e.host] {
+			add(ip, e.port)
+		}
+	}
+	a.current.Store(&out)
+}
+
+// run resolves the names whenever a drain starts (accepting turns false:
+// changed fires on every drain status change) and every refresh while it
+// lasts, until done is closed.
+func (a *alternates) run(accepting func() bool, changed <-chan struct{}, done <-chan struct{}) {
+	var tick *time.Ticker
+	var tickC <-chan time.Time
+	stop := func() {
+		if tick != nil {
+			tick.Stop()
+			tick, tickC = nil, nil
+		}
+	}
+	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-done; cancel() }()
+	for {
+		select {
+		case <-done:
+			return
+		case <-changed:
+			if accepting() {
+				stop()
+				continue
+			}
+			if tick != nil {
+				continue // already draining: the ticker keeps it fresh
+			}
+			tick = time.NewTicker(a.refresh)
+			tickC = tick.C
+		case <-tickC:
+		}
+		if a.hasNames() {
+			a.resolve(ctx)
+		}
+	}
+}
