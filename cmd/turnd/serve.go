@@ -61,11 +61,21 @@ func serve(path string, _, stderr io.Writer) int {
 	registry := allocation.NewRegistry(allocation.Limits{})
 	notifier := newNotifier(log)
 	drainStarted := make(chan struct{})
+	report := drainReporter(log, notifier, registry.Expiry, drainStarted)
+	// The server resolves alternate servers' names when a drain starts; a
+	// change it has not read yet already says "look again".
+	drainChanged := make(chan struct{}, 1)
 	machine := drain.New(drain.Config{
 		Delay:       cfg.Drain.Delay,
 		Timeout:     cfg.Drain.Timeout,
 		Allocations: registry,
-		OnChange:    drainReporter(log, notifier, registry.Expiry, drainStarted),
+		OnChange: func(st drain.Status) {
+			report(st)
+			select {
+			case drainChanged <- struct{}{}:
+			default:
+			}
+		},
 	})
 	traffic := &relay.Counters{}
 	m, err := metrics.New(reg, metrics.Sources{Allocations: registry.ByTransport, Drain: machine.Status, Traffic: traffic})
@@ -75,6 +85,7 @@ func serve(path string, _, stderr io.Writer) int {
 	}
 	srv, err := server.New(server.Options{
 		Config: cfg, Logger: log, Observer: m, Registry: registry, Traffic: traffic, Accepting: machine.Accepting,
+		DrainChanged: drainChanged,
 	})
 	if err != nil {
 		log.Error("start", "err", err)

@@ -25,11 +25,12 @@ type clientKey struct{ network, addr string }
 
 func clientOf(a net.Addr) clientKey { return clientKey{a.Network(), a.String()} }
 
-// withReason returns what pion sends client (and whether it changed it), with the reason phrase RFC 8489
-// §14.8 and RFC 8656 §19 give its error code when pion left it empty:
-// browsers show it to developers (icecandidateerror.errorText) and operators
-// read it in client logs. A signed answer is signed again with the key pion
-// used; one whose key is unknown goes out as it is.
+// withReason returns what pion sends client, and whether it changed it: an
+// error response gets the reason phrase RFC 8489 §14.8 and RFC 8656 §19
+// give its code where pion left it empty. Browsers show it to developers
+// (icecandidateerror.errorText) and operators read it in client logs. A
+// signed answer is signed again with the key pion used; one whose key is
+// unknown goes out as it is, and so does an unsigned 401 (see addReason).
 //
 // Hot path for everything pion sends a client: a two-byte look, then the
 // answer's key is dropped for responses (it was only needed for this one).
@@ -62,6 +63,12 @@ func addReason(b []byte, key []byte) ([]byte, bool) {
 	}
 	var ec stun.ErrorCodeAttribute
 	if ec.GetFrom(msg) != nil || len(ec.Reason) > 0 {
+		return nil, false
+	}
+	// An unsigned 401 answers anyone's first leg, spoofed source included:
+	// "Unauthorized" would take the worst-case amplification (a bare 20-byte
+	// Allocate or Refresh) past the bound of 4 the README promises.
+	if ec.Code == stun.CodeUnauthorized && !msg.Contains(stun.AttrMessageIntegrity) {
 		return nil, false
 	}
 	out := stun.New()

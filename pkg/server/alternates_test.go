@@ -1,0 +1,149 @@
+package server_test
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/internal/testturn"
+)
+
+// fakeResolver answers from a table it can be told to change, and reports
+// every lookup on calls.
+type fakeResolver struct {
+	mu      sync.Mutex
+	answers map[string][]netip.Addr
+	calls   chan string
+}
+
+func (f *fakeResolver) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
+	f.mu.Lock()
+	ips, ok := f.answers[host]
+	f.mu.Unlock()
+	f.calls <- host
+	if !ok || network != "ip" {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	return ips, nil
+}
+
+func (f *fakeResolver) set(host string, ips ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []netip.Addr
+	for _, s := range ips {
+		out = append(out, netip.MustParseAddr(s))
+	}
+	f.answers[host] = out
+}
+
+// lookups waits for n more lookups. The refresh loop is serial: once a
+// lookup has started, the answer of the one before it is published.
+func (f *fakeResolver) lookups(t *testing.T, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		select {
+		case <-f.calls:
+		case <-time.After(waitTimeout):
+			t.Fatalf("no lookup after %d of %d", i, n)
+		}
+	}
+}
+
+// unauthenticatedAllocate sends the first leg of an Allocate, as a browser
+// does, and returns the answer.
+func unauthenticatedAllocate(t *testing.T, c *testturn.Client) *stun.Message {
+	t.Helper()
+	req, err := stun.Build(stun.TransactionID, stun.NewType(stun.MethodAllocate, stun.ClassRequest),
+		testturn.RawAttr(stun.AttrRequestedTransport, []byte{17, 0, 0, 0}), stun.Fingerprint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.RoundTrip(req)
+}
+
+// alternateOf returns the ALTERNATE-SERVER of a 300, failing on anything else.
+func alternateOf(t *testing.T, m *stun.Message) string {
+	t.Helper()
+	var ec stun.ErrorCodeAttribute
+	if err := ec.GetFrom(m); err != nil || ec.Code != 300 || string(ec.Reason) != "Try Alternate" {
+		t.Fatalf("answer %v: ERROR-CODE %v, want 300 Try Alternate", m, ec)
+	}
+	if m.Contains(stun.AttrNonce) {
+		t.Errorf("300 to an unauthenticated Allocate carries a NONCE")
+	}
+	var alt stun.AlternateServer
+	if err := alt.GetFrom(m); err != nil {
+		t.Fatalf("300 without ALTERNATE-SERVER: %v", err)
+	}
+	return net.JoinHostPort(alt.IP.String(), strconv.Itoa(alt.Port))
+}
+
+// TestAlternateNames: a name in drain.alternate_servers is resolved when the
+// drain starts and again while it lasts; every record counts but the
+// server's own address; with nothing left the drain answers 486 as without
+// alternates.
+func TestAlternateNames(t *testing.T) {
+	port := testturn.FreePort(t)
+	res := &fakeResolver{answers: map[string][]netip.Addr{}, calls: make(chan string, 64)}
+	res.set("peers.turnd.test", "127.0.0.1", "127.0.0.2")
+	var accepting atomic.Bool
+	accepting.Store(true)
+	changed := make(chan struct{}, 1)
+	opts := testOptions()
+	opts.Config.Listen.UDP = []string{"127.0.0.1:" + strconv.Itoa(port)}
+	opts.Config.Drain.AlternateServers = []string{"peers.turnd.test:" + strconv.Itoa(port)}
+	opts.Accepting = accepting.Load
+	opts.DrainChanged = changed
+	opts.Resolver = res
+	opts.AlternatesRefresh = 20 * time.Millisecond
+	s := start(t, opts)
+	c := dial(t, s, "udp")
+
+	changed <- struct{}{} // a status change while serving resolves nothing
+	if resp := unauthenticatedAllocate(t, c); testturn.ErrorCode(resp) != 401 {
+		t.Fatalf("while serving: %v, want pion's 401", resp)
+	}
+	select {
+	case h := <-res.calls:
+		t.Fatalf("%s looked up while serving", h)
+	default:
+	}
+
+	accepting.Store(false)
+	changed <- struct{}{}
+	res.lookups(t, 2)
+	self, other := "127.0.0.1:"+strconv.Itoa(port), "127.0.0.2:"+strconv.Itoa(port)
+	for i := 0; i < 3; i++ {
+		if got := alternateOf(t, unauthenticatedAllocate(t, c)); got != other {
+			t.Fatalf("redirect %d to %s, want %s (never %s, the server itself)", i, got, other, self)
+		}
+	}
+
+	res.set("peers.turnd.test", "127.0.0.3")
+	res.lookups(t, 2)
+	if got, want := alternateOf(t, unauthenticatedAllocate(t, c)), "127.0.0.3:"+strconv.Itoa(port); got != want {
+		t.Fatalf("after the peers changed: redirect to %s, want %s", got, want)
+	}
+
+	res.set("peers.turnd.test", "127.0.0.1") // the last peer left: only itself
+	res.lookups(t, 2)
+	if resp := unauthenticatedAllocate(t, c); testturn.ErrorCode(resp) != 401 {
+		t.Fatalf("no peer left, first leg: %v, want pion's 401", resp)
+	}
+	resp := c.Allocate()
+	var ec stun.ErrorCodeAttribute
+	if err := ec.GetFrom(resp); err != nil || ec.Code != 486 || string(ec.Reason) != "Allocation Quota Reached" {
+		t.Fatalf("no peer left: %v, want 486 Allocation Quota Reached", resp)
+	}
+	if !c.Signed(resp) {
+		t.Error("486 with its reason is not signed with the client's key")
+	}
+}
