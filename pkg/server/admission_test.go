@@ -63,16 +63,26 @@ func TestNotAccepting(t *testing.T) {
 }
 
 // TestNotAcceptingRedirects: with alternates configured, a refused Allocate
-// gets 300 Try Alternate naming one of them instead of 486.
+// gets 300 Try Alternate naming one of them instead of 486: unsigned to the
+// first leg, signed to a client that already holds a nonce.
 func TestNotAcceptingRedirects(t *testing.T) {
 	obs := &fakeObserver{}
+	var accepting atomic.Bool
+	accepting.Store(true)
 	opts := testOptions()
 	opts.Observer = obs
-	opts.Accepting = func() bool { return false }
+	opts.Accepting = accepting.Load
 	opts.Config.Drain.AlternateServers = []string{"192.0.2.10:3478"}
 	s := start(t, opts)
 
 	c := dial(t, s, "udp")
+	if code := c.Refresh(time.Minute); code != 437 { // only to learn a nonce
+		t.Fatalf("refresh without an allocation: code %d, want 437", code)
+	}
+	accepting.Store(false)
+	if alt := alternateOf(t, unauthenticatedAllocate(t, c)); alt != "192.0.2.10:3478" {
+		t.Errorf("first leg redirected to %s", alt)
+	}
 	resp := c.Allocate()
 	if code := testturn.ErrorCode(resp); code != 300 {
 		t.Fatalf("allocate: code %d, want 300", code)
@@ -80,8 +90,8 @@ func TestNotAcceptingRedirects(t *testing.T) {
 	if !c.Signed(resp) {
 		t.Error("300 is not signed with the client's key")
 	}
-	obs.waitRejected(t, 1)
-	if got, want := obs.Rejected(), []string{"redirected"}; !slices.Equal(got, want) {
+	obs.waitRejected(t, 2)
+	if got, want := obs.Rejected(), []string{"redirected", "redirected"}; !slices.Equal(got, want) {
 		t.Errorf("AllocationRejected calls %q, want %q", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -54,14 +55,14 @@ type alternates struct {
 // parseAlternates reads drain.alternate_servers, which Validate has checked.
 func parseAlternates(list []string) ([]alternateEntry, error) {
 	out := make([]alternateEntry, 0, len(list))
-	for _, hp := range list {
+	for i, hp := range list {
 		host, port, err := net.SplitHostPort(hp)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("drain.alternate_servers[%d]: %w", i, err)
 		}
 		n, err := strconv.ParseUint(port, 10, 16)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("drain.alternate_servers[%d]: port: %w", i, err)
 		}
 		e := alternateEntry{host: host, port: uint16(n)}
 		if ip, err := netip.ParseAddr(host); err == nil {

@@ -36,7 +36,7 @@ func (s *Server) apply(cfg config.Config) error {
 	}
 	alts, err := parseAlternates(cfg.Drain.AlternateServers)
 	if err != nil {
-		return fmt.Errorf("drain.alternate_servers: %w", err)
+		return err
 	}
 	creds := auth.New(auth.Options{
 		Realm:     cfg.Realm,
