@@ -36,7 +36,11 @@ func (g *Gate) redirectUnsigned(p *Policy, pkt []byte, src net.Addr, r Responder
 		stun.CodeTryAlternate,
 	}
 	setters = append(setters, alternateSetters(p, alt, r)...)
-	setters = append(setters, stun.Fingerprint)
+	// FINGERPRINT only if the client uses it: the answer to a bare request
+	// stays small (amplification).
+	if msg.Contains(stun.AttrFingerprint) {
+		setters = append(setters, stun.Fingerprint)
+	}
 	resp, err := stun.Build(setters...)
 	if err != nil {
 		return false

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,6 +53,8 @@ func TestAmplification(t *testing.T) {
 		{"allocate with a bad message-integrity", build(t, allocate, testturn.UDPTransport,
 			stun.NewUsername("demo"), realm, nonce,
 			stun.MessageIntegrity(auth.LongTermKey("demo", realm.String(), "not the password")), stun.Fingerprint), 401},
+		{"allocate with a stale nonce", build(t, allocate, stun.NewNonce("x"),
+			stun.MessageIntegrity(auth.LongTermKey("demo", realm.String(), "demo"))), 438},
 		{"refresh without credentials", build(t, refresh), 401},
 		{"send indication without an allocation", build(t, stun.NewType(stun.MethodSend, stun.ClassIndication),
 			testturn.PeerAddr(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}),
@@ -71,6 +74,38 @@ func TestAmplification(t *testing.T) {
 			}
 			if _, err := first.Get(stun.AttrSoftware); err == nil {
 				t.Error("response carries SOFTWARE")
+			}
+			factor := float64(total) / float64(len(tc.req.Raw))
+			t.Logf("request %d B, response %d B: factor %.2f", len(tc.req.Raw), total, factor)
+			if factor > maxAmplification {
+				t.Errorf("amplification %.2f > %.1f (request %d B, response %d B)", factor, maxAmplification, len(tc.req.Raw), total)
+			}
+		})
+	}
+}
+
+// TestAmplificationDraining measures the unsigned 300 a draining server
+// with alternates sends to an Allocate without credentials, with an IPv6
+// alternate (the larger ALTERNATE-SERVER).
+func TestAmplificationDraining(t *testing.T) {
+	cfg := testConfig()
+	cfg.Drain.AlternateServers = []string{"[::1]:13478"}
+	srv := start(t, cfg)
+	holder := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
+	holder.MustAllocate() // keeps the drain going
+	drainSignalled(t, srv, syscall.SIGTERM)
+	allocate := stun.NewType(stun.MethodAllocate, stun.ClassRequest)
+	for _, tc := range []struct {
+		name string
+		req  *stun.Message
+	}{
+		{"allocate without credentials", build(t, allocate, testturn.UDPTransport)},
+		{"allocate, header only", build(t, allocate)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first, total := reflect(t, srv.UDP, tc.req, true)
+			if code := testturn.ErrorCode(first); code != 300 {
+				t.Fatalf("answered %d, want 300", code)
 			}
 			factor := float64(total) / float64(len(tc.req.Raw))
 			t.Logf("request %d B, response %d B: factor %.2f", len(tc.req.Raw), total, factor)

@@ -217,23 +217,35 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 }
 
 // TestDrainRedirectsToAlternates: with alternate servers, new Allocates get
-// 300 Try Alternate with ALTERNATE-SERVER, in rotation, signed.
+// 300 Try Alternate with ALTERNATE-SERVER, in rotation: unsigned and without
+// a NONCE to a fresh client's first leg (so it starts afresh at the
+// alternate), signed to a client that already holds this server's nonce.
 func TestDrainRedirectsToAlternates(t *testing.T) {
 	cfg := testConfig()
 	cfg.Drain.AlternateServers = []string{"127.0.0.1:13478", "127.0.0.1:23478"}
 	srv := start(t, cfg)
 	holder := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
 	holder.MustAllocate()
+	known := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
+	if code := known.Refresh(time.Minute); code != 437 { // only to learn a nonce
+		t.Fatalf("refresh without an allocation: %d, want 437", code)
+	}
 	drainSignalled(t, srv, syscall.SIGTERM)
-	for _, want := range []int{13478, 23478, 13478} {
-		c := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
+	for i, want := range []int{13478, 23478, 13478} {
+		c, signed := testturn.Dial(t, "udp", srv.UDP, "demo", "demo"), false
+		if i == 2 {
+			c, signed = known, true
+		}
 		resp := c.Allocate()
 		var alt stun.AlternateServer
 		if code := testturn.ErrorCode(resp); code != 300 || alt.GetFrom(resp) != nil {
 			t.Fatalf("got %d, want 300 with ALTERNATE-SERVER", code)
 		}
-		if alt.Port != want || !alt.IP.Equal(net.IPv4(127, 0, 0, 1)) || !c.Signed(resp) {
-			t.Fatalf("alternate %v:%d signed=%v, want 127.0.0.1:%d signed", alt.IP, alt.Port, c.Signed(resp), want)
+		if alt.Port != want || !alt.IP.Equal(net.IPv4(127, 0, 0, 1)) || c.Signed(resp) != signed {
+			t.Fatalf("alternate %v:%d signed=%v, want 127.0.0.1:%d signed=%v", alt.IP, alt.Port, c.Signed(resp), want, signed)
+		}
+		if resp.Contains(stun.AttrNonce) {
+			t.Errorf("300 %d carries a NONCE", i)
 		}
 	}
 	// The live allocation is untouched.
