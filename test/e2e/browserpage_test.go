@@ -71,6 +71,12 @@ window.burst = async (n, gapMs) => {
   return {sent: n, echoed: count()};
 };
 
+// sentReaches resolves once n messages have been sent since the page loaded.
+window.sentReaches = async (n) => {
+  while (next < n) await new Promise(r => setTimeout(r, 5));
+  return next;
+};
+
 // hangUp ends the call; Chromium releases its allocations (Refresh, lifetime 0).
 window.hangUp = () => { pc1.close(); pc2.close(); return true; };
 
