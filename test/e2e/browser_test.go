@@ -28,6 +28,13 @@ type browser struct {
 // turns: (a self-signed test certificate).
 func newBrowser(t *testing.T, trustSPKI string) *browser {
 	t.Helper()
+	return launchBrowser(t, servePage(t), trustSPKI, nil)
+}
+
+// launchBrowser starts Chromium on page, through wrapper (a command that
+// execs it, such as ip netns exec) if not empty.
+func launchBrowser(t *testing.T, page, trustSPKI string, wrapper []string) *browser {
+	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium not installed: scripts/install-test-tools.sh installs Debian's chromium package")
@@ -50,13 +57,24 @@ func newBrowser(t *testing.T, trustSPKI string) *browser {
 	if trustSPKI != "" {
 		opts = append(opts, chromedp.Flag("ignore-certificate-errors-spki-list", trustSPKI))
 	}
+	if len(wrapper) > 0 {
+		wrapped, err := exec.LookPath(wrapper[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The DevTools pipe (extra files 3 and 4) passes through the wrapper's exec.
+		opts = append(opts, chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+			cmd.Args = append(append(append([]string{}, wrapper...), cmd.Path), cmd.Args[1:]...)
+			cmd.Path = wrapped
+		}))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
 	t.Cleanup(cancel)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	t.Cleanup(cancelAlloc)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
 	t.Cleanup(cancelBrowser) // first of the three: closes the browser, then its process
-	if err := chromedp.Do(bctx, chromedp.Navigate(servePage(t))); err != nil {
+	if err := chromedp.Do(bctx, chromedp.Navigate(page)); err != nil {
 		t.Fatalf("start chromium on the call page: %v", err)
 	}
 	return &browser{t: t, ctx: bctx}

@@ -1,0 +1,154 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/turnd/turnd/internal/testturn"
+	"github.com/turnd/turnd/pkg/config"
+)
+
+// Addresses of the two turnd "hosts" inside the test's namespace: a private
+// range that exists only there. Chromium does not follow a 300 to loopback.
+const (
+	hostA = "10.213.47.1"
+	hostB = "10.213.47.2"
+)
+
+// TestBrowserRedirect: a new call during a drain with an alternate gets its
+// relay candidates from the alternate. Chromium, turnd A (draining, with B
+// as its alternate) and turnd B run in a network namespace made by the test.
+func TestBrowserRedirect(t *testing.T) {
+	if _, err := exec.LookPath("chromium"); err != nil {
+		t.Skip("chromium not installed: scripts/install-test-tools.sh installs Debian's chromium package")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("network namespaces need root (ip netns add); CI runs this test as root")
+	}
+	ns := addBrowserNetns(t)
+
+	cfgB := testConfig()
+	cfgB.Listen.UDP, cfgB.Listen.TCP, cfgB.HTTP.Address = []string{hostB + ":0"}, nil, ""
+	b := startIn(t, ns, cfgB)
+	cfgA := testConfig()
+	cfgA.Listen.UDP, cfgA.Listen.TCP, cfgA.HTTP.Address = []string{hostA + ":0"}, nil, ""
+	cfgA.Drain.AlternateServers = []string{b.UDP}
+	a := startIn(t, ns, cfgA)
+
+	// An allocation on A keeps its drain going.
+	var holder *testturn.Client
+	if err := ns.do(func() error { holder = testturn.Dial(t, "udp", a.UDP, "demo", "demo"); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	holder.MustAllocate()
+	a.signal(syscall.SIGTERM)
+	a.waitLog("drain started", 5*time.Second)
+
+	br := newBrowserIn(t, ns)
+	p := br.startCall(demoServer("turn:" + a.UDP + "?transport=udp"))
+	t.Logf("pair %s:%d <-> %s:%d", p.Local.Address, p.Local.Port, p.Remote.Address, p.Remote.Port)
+	if p.Local.Address != hostB || p.Remote.Address != hostB {
+		t.Errorf("relay candidates %s and %s, want both from the alternate %s", p.Local.Address, p.Remote.Address, hostB)
+	}
+	r := br.burst(burstMessages, burstGap)
+	t.Logf("%d of %d messages echoed through the alternate", r.Echoed, r.Sent)
+	if r.Echoed != r.Sent || r.Sent != burstMessages {
+		t.Errorf("%d of %d messages echoed, want every one", r.Echoed, r.Sent)
+	}
+	if n := strings.Count(a.logText(), `"msg":"allocation created"`); n != 1 {
+		t.Errorf("A created %d allocations, want only the holder's made before its drain", n)
+	}
+	if n := strings.Count(b.logText(), `"msg":"allocation created"`); n != 2 {
+		t.Errorf("B created %d allocations, want the call's 2", n)
+	}
+}
+
+// browserNetns is a network namespace with loopback and a veth pair whose
+// ends carry hostA and hostB.
+type browserNetns string
+
+// addBrowserNetns makes the namespace and deletes it at cleanup, whatever
+// the test's outcome; processes started in it later are stopped first
+// (cleanups run last-in first-out).
+func addBrowserNetns(t *testing.T) browserNetns {
+	t.Helper()
+	name := fmt.Sprintf("turnd-browser-%d", os.Getpid())
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	ip("netns", "add", name)
+	t.Cleanup(func() {
+		if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
+			t.Errorf("ip netns del %s: %v: %s", name, err, out)
+		}
+	})
+	ip("-n", name, "link", "set", "lo", "up")
+	// Both ends stay in the namespace: its names never touch the host's.
+	ip("-n", name, "link", "add", "tb0", "type", "veth", "peer", "name", "tb1")
+	for dev, addr := range map[string]string{"tb0": hostA + "/24", "tb1": hostB + "/24"} {
+		ip("-n", name, "addr", "add", addr, "dev", dev)
+		ip("-n", name, "link", "set", dev, "up")
+	}
+	return browserNetns(name)
+}
+
+// do runs fn on an OS thread switched into the namespace; sockets fn opens
+// stay in it. The thread is never unlocked, so the runtime discards it.
+func (ns browserNetns) do(fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		f, err := os.Open("/run/netns/" + string(ns))
+		if err != nil {
+			errc <- fmt.Errorf("open netns: %w", err)
+			return
+		}
+		defer f.Close()
+		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			errc <- fmt.Errorf("setns %s: %w", ns, err)
+			return
+		}
+		errc <- fn()
+	}()
+	return <-errc
+}
+
+// startIn runs turnd on cfg inside the namespace. `ip netns exec` execs
+// turnd, so the PID the harness signals is turnd's.
+func startIn(t *testing.T, ns browserNetns, cfg config.Config) *turnd {
+	t.Helper()
+	p, _ := launch(t, writeConfig(t, cfg), launchOptions{wrapper: []string{"ip", "netns", "exec", string(ns)}})
+	return p
+}
+
+// newBrowserIn starts Chromium inside the namespace on a page served there.
+func newBrowserIn(t *testing.T, ns browserNetns) *browser {
+	t.Helper()
+	var ln net.Listener
+	if err := ns.do(func() (err error) { ln, err = net.Listen("tcp", "127.0.0.1:0"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(callPage))
+	}))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return launchBrowser(t, srv.URL, "", []string{"ip", "netns", "exec", string(ns)})
+}
