@@ -3,7 +3,7 @@
 # nothing that is already there, so running it twice is cheap:
 #   - Debian packages: coturn (turnutils_uclient/turnutils_peer for interop and
 #     load tests), iproute2 (network namespaces), systemd (systemd-analyze for
-#     the unit-file tests);
+#     the unit-file tests), chromium (the browser tests in test/e2e);
 #   - Helm, built from source through the Go module proxy into bin/tools/ (a
 #     prebuilt Helm release cannot be downloaded on our machines).
 # Run as root on Debian. Set HELM_VERSION to override the pinned Helm.
@@ -19,6 +19,7 @@ declare -A want=(
 	[turnutils_uclient]=coturn
 	[ip]=iproute2
 	[systemd-analyze]=systemd
+	[chromium]=chromium
 )
 missing=()
 for cmd in "${!want[@]}"; do
@@ -31,7 +32,8 @@ if ((${#missing[@]} > 0)); then
 	fi
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update
-	# --no-install-recommends keeps coturn from pulling in a database server.
+	# --no-install-recommends keeps coturn from pulling in a database server,
+	# and chromium from pulling in a desktop.
 	apt-get install -y --no-install-recommends "${missing[@]}"
 	# The coturn package enables its own service; a stray coturn on 3478 would
 	# collide with the tests' servers.

@@ -40,6 +40,9 @@ var chartCases = []chartCase{
 		wantEqual(t, "relay.external_address", c.Relay.ExternalAddress, "")
 		wantEqual(t, "http.address", c.HTTP.Address, "${TURND_NODE_IP}:9641")
 		wantServicePorts(t, r, "turn-udp/UDP/3478", "turn-tcp/TCP/3478", "http/TCP/9641")
+		// A draining pod redirects to its ready peers: the headless Service's name.
+		wantEqual(t, "service name", r.service.Name, "turn-turnd")
+		wantList(t, "drain.alternate_servers", c.Drain.AlternateServers, "turn-turnd.rtc.svc.cluster.local:3478")
 	}},
 	{values: "tls.values.yaml", check: func(t *testing.T, r rendered) {
 		c := onlyConfig(t, r)
@@ -69,6 +72,8 @@ var chartCases = []chartCase{
 		c := onlyConfig(t, r)
 		wantList(t, "listen.udp", c.Listen.UDP, "[${TURND_NODE_IP}]:3478")
 		wantEqual(t, "relay.address", c.Relay.Address, "${TURND_NODE_IP}")
+		// Servers listed in the values are kept as they are.
+		wantList(t, "drain.alternate_servers", c.Drain.AlternateServers, "[2001:db8::10]:3478", "turn-b.example.org:3478")
 		wantEqual(t, "http.address", c.HTTP.Address, "[${TURND_NODE_IP}]:9641")
 		if fams := r.service.Spec.IPFamilies; len(fams) != 1 || fams[0] != corev1.IPv6Protocol {
 			t.Errorf("Service ipFamilies = %v, want [IPv6]", fams)
@@ -134,6 +139,7 @@ var chartCases = []chartCase{
 		wantEqual(t, "relay.external_address", c.Relay.ExternalAddress, "198.51.100.7")
 		wantList(t, "listen.udp", c.Listen.UDP, "0.0.0.0:3478")
 		wantList(t, "listen.tcp", c.Listen.TCP)
+		wantList(t, "drain.alternate_servers", c.Drain.AlternateServers) // redirectToPeers: false
 		wantServicePorts(t, r, "turn-udp/UDP/3478", "http/TCP/9641")
 	}},
 }

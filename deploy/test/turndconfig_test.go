@@ -31,8 +31,9 @@ type turndConfig struct {
 		Secrets []string          `json:"secrets"`
 	} `json:"auth"`
 	Drain struct {
-		Timeout string `json:"timeout"`
-		Delay   string `json:"delay"`
+		Timeout          string   `json:"timeout"`
+		Delay            string   `json:"delay"`
+		AlternateServers []string `json:"alternate_servers"`
 	} `json:"drain"`
 	HTTP struct {
 		Address string `json:"address"`

@@ -36,6 +36,12 @@ cannot change the file's structure.
 {{- $_ = set $cfg "tls" (dict "cert_file" "/etc/turnd/tls/tls.crt" "key_file" "/etc/turnd/tls/tls.key") -}}
 {{- end -}}
 {{- $_ = set $cfg "http" (dict "address" (include "turnd.hostPort" (list .root $v.ports.http))) -}}
+{{- $drain := deepCopy ($cfg.drain | default dict) -}}
+{{- if and $v.redirectToPeers (not $drain.alternate_servers) -}}
+{{- $peers := printf "%s.%s.svc.%s:%d" (include "turnd.fullname" .root) .root.Release.Namespace $v.clusterDomain (int $v.ports.turn) -}}
+{{- $_ = set $drain "alternate_servers" (list $peers) -}}
+{{- end -}}
+{{- $_ = set $cfg "drain" $drain -}}
 # turnd.yaml rendered by the {{ .root.Chart.Name }} chart {{ .root.Chart.Version }}; edit the values, not this file.
 # ${TURND_NODE_IP} is the node's address, set by the pod from the downward API.
 {{ toYaml $cfg }}
