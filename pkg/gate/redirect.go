@@ -52,20 +52,35 @@ func (g *Gate) redirectUnsigned(p *Policy, pkt []byte, src net.Addr, r Responder
 
 // alternateSetters are the attributes naming alt in a 300: ALTERNATE-SERVER,
 // and ALTERNATE-DOMAIN when the request came over TLS and a name is set.
+//
+// Over TLS the alternate's port is this connection's own: the list names one
+// port for every transport, which is the plain TURN port, and a fleet
+// listens on the same ports everywhere; a turns: client sent to a plain TCP
+// port would fail its handshake.
 func alternateSetters(p *Policy, alt *net.UDPAddr, r Responder) []stun.Setter {
-	out := []stun.Setter{&stun.AlternateServer{IP: alt.IP, Port: alt.Port}}
-	if p.AlternateDomain != "" && overTLS(r) {
+	port, tls := alt.Port, false
+	if tlsPort, ok := overTLS(r); ok {
+		port, tls = tlsPort, true
+	}
+	out := []stun.Setter{&stun.AlternateServer{IP: alt.IP, Port: port}}
+	if p.AlternateDomain != "" && tls {
 		out = append(out, stun.RawAttribute{Type: stun.AttrAlternateDomain, Value: []byte(p.AlternateDomain)})
 	}
 	return out
 }
 
-// overTLS reports whether r answers on a TLS connection.
-func overTLS(r Responder) bool {
+// overTLS reports whether r answers on a TLS connection, and its local port.
+func overTLS(r Responder) (int, bool) {
 	c, ok := r.(*streamConn)
 	if !ok {
-		return false
+		return 0, false
 	}
-	_, ok = c.Conn.(*tls.Conn)
-	return ok
+	if _, ok := c.Conn.(*tls.Conn); !ok {
+		return 0, false
+	}
+	la, ok := c.Conn.LocalAddr().(*net.TCPAddr)
+	if !ok {
+		return 0, false
+	}
+	return la.Port, true
 }

@@ -100,3 +100,49 @@ func TestTLSStream(t *testing.T) {
 		t.Errorf("client got %d, want 300", code)
 	}
 }
+
+// TestRedirectOverTLS: a 300 sent over TLS names the alternate's address
+// with this listener's TLS port and carries ALTERNATE-DOMAIN (RFC 8489
+// §14.16); over plain TCP it names the listed port and no domain.
+func TestRedirectOverTLS(t *testing.T) {
+	for _, overTLS := range []bool{true, false} {
+		p := strictPolicy() // alternate 127.0.0.9:3478
+		p.AlternateDomain = "turn.example.org"
+		g := gate.New(p, gate.Hooks{Accepting: func() bool { return false }})
+		var server, client net.Conn
+		if overTLS {
+			server, client = tlsPair(t, g, time.Second, false)
+		} else {
+			server, client = streamPair(t, g)
+		}
+		binding := request(t, stun.MethodBinding, testUser, nil, true)
+		first := request(t, stun.MethodAllocate, testUser, nil, true, transport(17))
+		writeChunks(t, client, slices.Concat(first, binding), 1<<20)
+		if out := readN(t, server, len(binding), 1600); !bytes.Equal(out, binding) {
+			t.Fatalf("tls %v: pion read %x, want the Binding only", overTLS, out)
+		}
+		hdr := readN(t, client, 20, 20)
+		reply := decode(t, append(hdr, readN(t, client, int(hdr[2])<<8|int(hdr[3]), 1600)...))
+		if code := errorCode(t, reply); code != stun.CodeTryAlternate || reply.Contains(stun.AttrNonce) {
+			t.Fatalf("tls %v: reply %v, want an unsigned 300", overTLS, reply)
+		}
+		var alt stun.AlternateServer
+		if err := alt.GetFrom(reply); err != nil {
+			t.Fatal(err)
+		}
+		wantPort := 3478
+		if overTLS {
+			wantPort = server.LocalAddr().(*net.TCPAddr).Port
+		}
+		if !alt.IP.Equal(net.IPv4(127, 0, 0, 9)) || alt.Port != wantPort {
+			t.Errorf("tls %v: ALTERNATE-SERVER %s:%d, want 127.0.0.9:%d", overTLS, alt.IP, alt.Port, wantPort)
+		}
+		domain, err := reply.Get(stun.AttrAlternateDomain)
+		if overTLS && (err != nil || string(domain) != "turn.example.org") {
+			t.Errorf("over TLS: ALTERNATE-DOMAIN %q (%v), want turn.example.org", domain, err)
+		}
+		if !overTLS && err == nil {
+			t.Errorf("over TCP: ALTERNATE-DOMAIN %q sent", domain)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/turnd/turnd/internal/testcert"
 	"github.com/turnd/turnd/internal/testturn"
 	"github.com/turnd/turnd/pkg/config"
 )
@@ -27,8 +29,9 @@ const (
 )
 
 // TestBrowserRedirect: a new call during a drain with an alternate gets its
-// relay candidates from the alternate. Chromium, turnd A (draining, with B
-// as its alternate) and turnd B run in a network namespace made by the test.
+// relay candidates from the alternate, over UDP; a relay over TCP and over
+// TLS is gathered from it too. Chromium, turnd A (draining, with B as its
+// alternate) and turnd B run in a network namespace made by the test.
 func TestBrowserRedirect(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		t.Skip("chromium not installed: scripts/install-test-tools.sh installs Debian's chromium package")
@@ -38,12 +41,28 @@ func TestBrowserRedirect(t *testing.T) {
 	}
 	ns := addBrowserNetns(t)
 
-	cfgB := testConfig()
-	cfgB.Listen.UDP, cfgB.Listen.TCP, cfgB.HTTP.Address = []string{hostB + ":0"}, nil, ""
+	// One certificate for both, trusted by its key: the browser checks the
+	// key, whatever name or address it is presented for. Like a fleet, A and
+	// B listen on the same TLS port: a 300 over TLS names that port.
+	cert := testcert.New(t, 1)
+	certFile, keyFile := cert.WriteFiles(t, t.TempDir())
+	tlsPort := strconv.Itoa(testturn.FreeTCPPort(t))
+	configure := func(host string) config.Config {
+		cfg := testConfig()
+		cfg.Listen.UDP, cfg.Listen.TCP = []string{host + ":0"}, []string{host + ":0"}
+		cfg.Listen.TLS, cfg.HTTP.Address = []string{host + ":" + tlsPort}, ""
+		cfg.TLS.CertFile, cfg.TLS.KeyFile = certFile, keyFile
+		return cfg
+	}
+	// B's UDP and TCP listeners share a port number: ALTERNATE-SERVER names
+	// one port for both.
+	cfgB := configure(hostB)
+	port := strconv.Itoa(testturn.FreeTCPPort(t))
+	cfgB.Listen.UDP, cfgB.Listen.TCP = []string{hostB + ":" + port}, []string{hostB + ":" + port}
 	b := startIn(t, ns, cfgB)
-	cfgA := testConfig()
-	cfgA.Listen.UDP, cfgA.Listen.TCP, cfgA.HTTP.Address = []string{hostA + ":0"}, nil, ""
+	cfgA := configure(hostA)
 	cfgA.Drain.AlternateServers = []string{b.UDP}
+	cfgA.Drain.AlternateDomain = "turn-b.turnd.test"
 	a := startIn(t, ns, cfgA)
 
 	// An allocation on A keeps its drain going.
@@ -55,7 +74,7 @@ func TestBrowserRedirect(t *testing.T) {
 	a.signal(syscall.SIGTERM)
 	a.waitLog("drain started", 5*time.Second)
 
-	br := newBrowserIn(t, ns)
+	br := newBrowserIn(t, ns, spkiHash(t, cert.DER))
 	p := br.startCall(demoServer("turn:" + a.UDP + "?transport=udp"))
 	t.Logf("pair %s:%d <-> %s:%d", p.Local.Address, p.Local.Port, p.Remote.Address, p.Remote.Port)
 	if p.Local.Address != hostB || p.Remote.Address != hostB {
@@ -71,6 +90,18 @@ func TestBrowserRedirect(t *testing.T) {
 	}
 	if n := strings.Count(b.logText(), `"msg":"allocation created"`); n != 2 {
 		t.Errorf("B created %d allocations, want the call's 2", n)
+	}
+
+	for _, url := range []string{"turn:" + a.TCP + "?transport=tcp", "turns:" + a.TLS + "?transport=tcp"} {
+		var g gathered
+		br.eval(call("gather", demoServer(url)), &g)
+		t.Logf("%s: relay candidates %v, errors %+v", url, g.Candidates, g.Errors)
+		if len(g.Candidates) != 1 || g.Candidates[0] != hostB {
+			t.Errorf("%s: relay candidates %v (errors %+v), want one from the alternate %s", url, g.Candidates, g.Errors, hostB)
+		}
+	}
+	if n := strings.Count(b.logText(), `"msg":"allocation created"`); n != 4 {
+		t.Errorf("B created %d allocations, want 4 (the call's 2, then one over TCP and one over TLS)", n)
 	}
 }
 
@@ -136,7 +167,7 @@ func startIn(t *testing.T, ns browserNetns, cfg config.Config) *turnd {
 }
 
 // newBrowserIn starts Chromium inside the namespace on a page served there.
-func newBrowserIn(t *testing.T, ns browserNetns) *browser {
+func newBrowserIn(t *testing.T, ns browserNetns, trustSPKI string) *browser {
 	t.Helper()
 	var ln net.Listener
 	if err := ns.do(func() (err error) { ln, err = net.Listen("tcp", "127.0.0.1:0"); return err }); err != nil {
@@ -150,5 +181,5 @@ func newBrowserIn(t *testing.T, ns browserNetns) *browser {
 	srv.Listener = ln
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return launchBrowser(t, srv.URL, "", []string{"ip", "netns", "exec", string(ns)})
+	return launchBrowser(t, srv.URL, trustSPKI, []string{"ip", "netns", "exec", string(ns)})
 }
