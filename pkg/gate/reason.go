@@ -27,8 +27,8 @@ func clientOf(a net.Addr) clientKey { return clientKey{a.Network(), a.String()} 
 
 // withReason returns what pion sends client, and whether it changed it: an
 // error response gets the reason phrase RFC 8489 §14.8 and RFC 8656 §19
-// give its code where pion left it empty. Browsers show it to developers
-// (icecandidateerror.errorText) and operators read it in client logs. A
+// give its code where pion left it empty, for whoever reads client logs or
+// packet captures (Chromium shows a text of its own for Allocate errors). A
 // signed answer is signed again with the key pion used; one whose key is
 // unknown goes out as it is, and so does an unsigned 401 (see addReason).
 //
