@@ -160,7 +160,7 @@ var specs = [...]spec{
 	{name: "web-admin-listen-on-workers", arg: argFlag, sev: Warning, why: whyWebAdmin},
 	{name: "alternate-server", arg: argRequired, repeat: true},
 	{name: "tls-alternate-server", arg: argRequired, repeat: true, sev: Warning,
-		why: "turnd has one list of alternate servers (drain.alternate_servers) for every transport, used only while draining"},
+		why: "turnd has one list of alternate servers (drain.alternate_servers) for every transport, used only while draining; over TLS it names them with its own TLS port"},
 	{name: "aux-server", arg: argRequired, repeat: true, sev: Warning, why: why5780},
 	{name: "udp-self-balance", arg: argFlag, sev: Warning, why: "turnd does not redirect clients among its own addresses"},
 	{name: "drain-min-allocations", arg: argRequired, sev: Note,
