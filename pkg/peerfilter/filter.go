@@ -111,9 +111,9 @@ func (f *Filter) allowedForm(a netip.Addr) bool {
 
 // embeddedIPv4 returns the IPv4 address an IPv6 address carries for
 // translation or tunnelling, where packets sent to it end up at that IPv4
-// address: NAT64 64:ff9b::/96 (last 32 bits), 6to4 2002::/16 (bits 16-48)
-// and IPv4-compatible ::/96 (last 32 bits; :: and ::1 are not addresses of
-// that kind). a must already be unmapped.
+// address: NAT64 64:ff9b::/96 (last 32 bits), 6to4 2002::/16 (bits 16-48),
+// SIIT ::ffff:0:0:0/96 (last 32 bits) and IPv4-compatible ::/96 (last 32
+// bits; :: and ::1 are not addresses of that kind). a must already be unmapped.
 func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
 	if !a.Is6() {
 		return netip.Addr{}, false
@@ -128,6 +128,8 @@ func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
 		}
 		return netip.AddrFrom4([4]byte(b[12:16])), true
 	case b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && isZero(b[4:12]):
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case isZero(b[:8]) && b[8] == 0xff && b[9] == 0xff && isZero(b[10:12]):
 		return netip.AddrFrom4([4]byte(b[12:16])), true
 	}
 	return netip.Addr{}, false

@@ -67,6 +67,16 @@ func TestAllowedAddr(t *testing.T) {
 		{"ULA fc00::/8", defaults, "fc00::1", false},
 		{"NAT64 of public", defaults, "64:ff9b::808:808", false},
 		{"6to4 of public", defaults, "2002:808:808::1", false},
+		{"local-use NAT64", defaults, "64:ff9b:1::a00:1", false},
+		{"AWS metadata v6", defaults, "fd00:ec2::254", false},
+		{"GCE metadata v6", defaults, "fd20:ce::254", false},
+		{"OCI metadata v6", defaults, "fd00:c1::a9fe:a9fe", false},
+		{"SIIT of public", defaults, "::ffff:0:808:808", false},
+		{"site-local", defaults, "fec0::1", false},
+		{"site-local last", defaults, "feff:ffff::1", false},
+		{"documentation 3fff::/20", defaults, "3fff:fff::1", false},
+		{"SRv6 SID", defaults, "5f00::1", false},
+		{"dummy prefix", defaults, "100:0:0:1::1", false},
 
 		// Allowed by default.
 		{"public v4", defaults, "8.8.8.8", true},
@@ -76,6 +86,9 @@ func TestAllowedAddr(t *testing.T) {
 		{"RFC 1918 172.16/12", defaults, "172.16.0.1", true},
 		{"RFC 1918 192.168/16", defaults, "192.168.1.1", true},
 		{"ULA fd00::/8", defaults, "fd00::1", true},
+		{"ULA next to AWS metadata", defaults, "fd00:ec2::253", true},
+		{"just above documentation 3fff::/20", defaults, "3fff:1000::1", true},
+		{"AS112", defaults, "2620:4f:8000::1", true},
 		{"just below CGNAT", defaults, "100.63.255.255", true},
 		{"just above CGNAT", defaults, "100.128.0.0", true},
 		{"just below multicast", defaults, "223.255.255.255", true},
@@ -110,6 +123,12 @@ func TestAllowedAddr(t *testing.T) {
 		{"allowed 6to4 allows public", Options{Allowed: []string{"2002::/16"}}, "2002:808:808::1", true},
 		{"allowed NAT64 and metadata", Options{Allowed: []string{"64:ff9b::/96", "169.254.169.254"}}, "64:ff9b::a9fe:a9fe", true},
 		{"denied embedded v4 closes compat", Options{Denied: []string{"8.8.8.0/24"}}, "::8.8.8.8", false},
+		{"allowed opens local-use NAT64", Options{Allowed: []string{"64:ff9b:1::/48"}}, "64:ff9b:1::a00:1", true},
+		{"allowed opens AWS metadata v6", Options{Allowed: []string{"fd00:ec2::254"}}, "fd00:ec2::254", true},
+		{"allowed opens GCE metadata v6", Options{Allowed: []string{"fd20:ce::/64"}}, "fd20:ce::254", true},
+		{"allowed opens site-local", Options{Allowed: []string{"fec0::/10"}}, "fec0::1", true},
+		{"allowed SIIT allows public", Options{Allowed: []string{"::ffff:0:0:0/96"}}, "::ffff:0:808:808", true},
+		{"allowed SIIT still denies metadata", Options{Allowed: []string{"::ffff:0:0:0/96"}}, "::ffff:0:a9fe:a9fe", false},
 
 		// Ranges and CIDRs in Denied.
 		{"denied CIDR", Options{Denied: []string{"10.0.0.0/8"}}, "10.200.0.1", false},
@@ -178,8 +197,9 @@ func TestBuiltinDenied(t *testing.T) {
 		"0.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "192.0.0.0/24",
 		"192.0.2.0/24", "192.88.99.0/24", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
 		"224.0.0.0/4", "240.0.0.0/4",
-		"::", "::1", "64:ff9b::/96", "::ffff:0.0.0.0/96", "100::/64", "2001::/23",
-		"2001:db8::/32", "2002::/16", "fc00::/8", "fe80::/10", "ff00::/8",
+		"::", "::1", "64:ff9b::/96", "64:ff9b:1::/48", "::ffff:0.0.0.0/96", "::ffff:0:0:0/96",
+		"100::/64", "100:0:0:1::/64", "2001::/23", "2001:db8::/32", "2002::/16", "3fff::/20", "5f00::/16",
+		"fc00::/8", "fd00:ec2::254", "fd20:ce::254", "fd00:c1::a9fe:a9fe", "fe80::/10", "fec0::/10", "ff00::/8",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("BuiltinDenied() has %d ranges, want %d: %v", len(got), len(want), got)
