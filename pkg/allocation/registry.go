@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/turnd/turnd/pkg/clientip"
 )
 
 // Info describes one live allocation.
@@ -27,7 +29,7 @@ type Info struct {
 type Limits struct {
 	Total   int
 	PerUser int
-	PerIP   int // per client IP address
+	PerIP   int // per client address: an IPv4 address, an IPv6 /64 (clientip.Key)
 }
 
 // Registry mirrors pion's allocation tables. It is safe for concurrent use;
@@ -99,20 +101,21 @@ func (r *Registry) Admit(user string, ip netip.Addr) error {
 	return nil
 }
 
-// IPCount returns how many live allocations clients at ip hold.
+// IPCount returns how many live allocations clients at ip hold; for IPv6,
+// clients anywhere in ip's /64.
 func (r *Registry) IPCount(ip netip.Addr) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.perIP[ip.Unmap()]
+	return r.perIP[clientip.Key(ip)]
 }
 
-// ipOf is the IP address of a client transport address.
+// ipOf is the client address a transport address counts under.
 func ipOf(a net.Addr) netip.Addr {
 	switch v := a.(type) {
 	case *net.UDPAddr:
-		return v.AddrPort().Addr().Unmap()
+		return clientip.Key(v.AddrPort().Addr())
 	case *net.TCPAddr:
-		return v.AddrPort().Addr().Unmap()
+		return clientip.Key(v.AddrPort().Addr())
 	}
 	return netip.Addr{}
 }

@@ -72,6 +72,25 @@ func TestRegistryPerIPQuota(t *testing.T) {
 	}
 }
 
+// TestRegistryPerIPQuotaIPv6Slash64: an IPv6 client rotating through its
+// /64 is one client for the quota; the next /64 is another.
+func TestRegistryPerIPQuotaIPv6Slash64(t *testing.T) {
+	r := NewRegistry(Limits{PerIP: 2})
+	v6 := func(s string, port int) net.Addr { return &net.UDPAddr{IP: net.ParseIP(s), Port: port} }
+	r.Add(Info{Client: v6("2001:db8:1:2::1", 1), Server: udp(3478), User: "a"})
+	r.Add(Info{Client: v6("2001:db8:1:2:ffff::9", 2), Server: udp(3478), User: "a"})
+	if err := r.Admit("a", netip.MustParseAddr("2001:db8:1:2:1234::7")); !errors.Is(err, ErrIPQuota) {
+		t.Fatalf("third allocation from the same /64: %v, want ErrIPQuota", err)
+	}
+	if err := r.Admit("a", netip.MustParseAddr("2001:db8:1:3::1")); err != nil {
+		t.Fatalf("the next /64 refused: %v", err)
+	}
+	r.Remove(v6("2001:db8:1:2::1", 1), udp(3478))
+	if n := r.IPCount(netip.MustParseAddr("2001:db8:1:2::abcd")); n != 1 {
+		t.Fatalf("after release the /64 counts %d, want 1", n)
+	}
+}
+
 func TestRegistryReAddSameFiveTupleKeepsCounts(t *testing.T) {
 	r := NewRegistry(Limits{})
 	r.Add(Info{Client: udp(1), Server: udp(2), User: "a"})

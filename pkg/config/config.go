@@ -114,7 +114,8 @@ type Limits struct {
 	PermissionLifetime time.Duration `yaml:"permission_lifetime"`
 	// ChannelLifetime is how long a channel binding lives. Default 10m; must be > 0.
 	ChannelLifetime time.Duration `yaml:"channel_lifetime"`
-	// IPAllocations caps live allocations per client IP address. Default 0 (unlimited).
+	// IPAllocations caps live allocations per client IPv4 address or IPv6
+	// /64 (one host's share). Default 0 (unlimited).
 	IPAllocations int `yaml:"ip_allocations"`
 	// PermissionsPerAllocation caps the peers one allocation may permit;
 	// more are answered 508. Default 64; 0 means unlimited.
@@ -122,8 +123,8 @@ type Limits struct {
 	// ChannelsPerAllocation caps the channels one allocation may bind; more
 	// are answered 508. Default 64; 0 means unlimited.
 	ChannelsPerAllocation int `yaml:"channels_per_allocation"`
-	// UnauthenticatedRate is how many requests per second one client IP may
-	// send without credentials or with failing ones (the first leg of every
+	// UnauthenticatedRate is how many requests per second one client IPv4
+	// address or IPv6 /64 may send without credentials or with failing ones (the first leg of every
 	// Allocate counts, and STUN Binding); past it, with a burst of twice the
 	// rate, they are dropped unanswered. Default 50; 0 means unlimited.
 	UnauthenticatedRate int `yaml:"unauthenticated_rate"`

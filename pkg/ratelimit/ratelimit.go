@@ -1,4 +1,5 @@
-// Package ratelimit keeps one token bucket per client IP address, for the
+// Package ratelimit keeps one token bucket per client address (an IPv4
+// address, an IPv6 /64: see clientip), for the
 // requests a TURN server answers before it knows who is asking: the first,
 // unauthenticated leg of every transaction, STUN Binding, and requests whose
 // credentials fail. Bounding them per source address bounds what one host
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/turnd/turnd/pkg/clientip"
 )
 
 // maxPerShard bounds the memory an address flood can claim: past it, full
@@ -67,7 +70,7 @@ func (l *Limiter) take(addr netip.Addr) bool {
 	if rate == 0 {
 		return true
 	}
-	addr = addr.Unmap()
+	addr = clientip.Key(addr)
 	burst := 2 * rate
 	now := l.now()
 	s := &l.shards[shardOf(addr)]
@@ -121,5 +124,6 @@ func shardOf(a netip.Addr) int {
 	b := a.As16()
 	h := uint32(b[12])<<24 | uint32(b[13])<<16 | uint32(b[14])<<8 | uint32(b[15])
 	h ^= uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	h ^= uint32(b[4])<<24 | uint32(b[5])<<16 | uint32(b[6])<<8 | uint32(b[7]) // an IPv6 key's low half is zero
 	return int((h * 2654435761) >> 28 % shards)
 }

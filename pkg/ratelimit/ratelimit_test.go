@@ -50,6 +50,25 @@ func TestChargeSpendsAndMappedIsTheSameAddress(t *testing.T) {
 	}
 }
 
+// TestIPv6SharesABucketPerSlash64: rotating addresses inside one /64 does
+// not buy a fresh burst; the neighbouring /64 has its own.
+func TestIPv6SharesABucketPerSlash64(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	l := New(2, c.now)
+	for i := 0; i < 4; i++ {
+		a := netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2, byte(i), 0, 0, 0, 0, 0, 0, byte(i + 1)})
+		if !l.Allow(a) {
+			t.Fatalf("request %d of the /64's burst refused", i)
+		}
+	}
+	if l.Allow(netip.MustParseAddr("2001:db8:1:2:dead:beef::1")) {
+		t.Fatal("a fifth address in the same /64 got a token past the burst")
+	}
+	if !l.Allow(netip.MustParseAddr("2001:db8:1:3::1")) {
+		t.Fatal("the next /64 was limited")
+	}
+}
+
 func TestZeroRateIsUnlimitedAndSetRateApplies(t *testing.T) {
 	c := &clock{t: time.Unix(1000, 0)}
 	l := New(0, c.now)
