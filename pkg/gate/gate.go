@@ -2,6 +2,7 @@ package gate
 
 import (
 	"encoding/binary"
+	"hash/crc32"
 	"net"
 	"net/netip"
 	"sync/atomic"
@@ -107,35 +108,52 @@ func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Ve
 	if t&classMask != classRequest {
 		return nil, Pass, 0
 	}
+	integrity, fingerprintOK := scan(pkt)
+	if !fingerprintOK {
+		// RFC 8489 §6.3: not a STUN message after all; dropped silently.
+		// It still cost a look, so it is charged like any unverified request.
+		g.limiter.Charge(addrOf(src))
+		if g.hooks.BadFingerprint != nil {
+			g.hooks.BadFingerprint(src)
+		}
+		return nil, Answered, 0
+	}
 	p := g.policy.Load()
 	if p.RefuseUnknownMethods && !knownRequest(t) {
 		return nil, g.unknownMethod(pkt, src, r), 0
 	}
 	// STUN Binding is answered without checking credentials, whatever it
 	// carries, so it always counts as unauthenticated.
-	if t == typeBindingRequest || !hasIntegrity(pkt) {
+	if t == typeBindingRequest || !integrity {
 		// The first leg of every transaction, STUN Binding, or junk: the
-		// server answers it without knowing who asks, so it is rate-limited.
-		if !g.limiter.Allow(addrOf(src)) {
-			if g.hooks.RateLimited != nil {
-				g.hooks.RateLimited(src)
-			}
-			return nil, Answered, 0 // dropped unanswered: no amplification
-		}
-		if t == typeAllocateRequest && g.redirectUnsigned(p, pkt, src, r) {
+		// server answers it without knowing who asks.
+		out, v, port := g.unverified(src)
+		if v == Pass && t == typeAllocateRequest && g.redirectUnsigned(p, pkt, src, r) {
 			return nil, Answered, 0
 		}
-		return nil, Pass, 0
+		return out, v, port
 	}
-	switch t {
-	case typeAllocateRequest, typeRefreshRequest, typeChannelBindRequest, typeCreatePermissionRequest,
-		typeConnectRequest, typeConnectionBindRequest:
-	default:
-		if !p.MultiKey {
-			return nil, Pass, 0
+	out, v, port, verified := g.inspectRequest(p, pkt, src, local, r)
+	if !verified {
+		// MESSAGE-INTEGRITY-SHA256 (which pion does not check), junk
+		// MESSAGE-INTEGRITY, a bogus NONCE, an unknown user: whatever pion
+		// answers (400, 401, 438), it answers a stranger.
+		return g.unverified(src)
+	}
+	return out, v, port
+}
+
+// unverified charges a request whose sender the gate could not verify to
+// its client's rate limit: within it, pion answers; past it, the request
+// is dropped unanswered (no amplification).
+func (g *Gate) unverified(src net.Addr) ([]byte, Verdict, int) {
+	if !g.limiter.Allow(addrOf(src)) {
+		if g.hooks.RateLimited != nil {
+			g.hooks.RateLimited(src)
 		}
+		return nil, Answered, 0
 	}
-	return g.inspectRequest(p, pkt, src, local, r)
+	return nil, Pass, 0
 }
 
 // panicked reports a recovered panic.
@@ -145,22 +163,40 @@ func (g *Gate) panicked(v any) {
 	}
 }
 
-// ChargeFailure spends a rate-limit token of a client whose credentials
-// failed after the gate let the request through (pion checked them).
-func (g *Gate) ChargeFailure(src net.Addr) { g.limiter.Charge(addrOf(src)) }
+// STUN attributes scan looks for (RFC 8489 §18.3).
+const (
+	attrMessageIntegrity       = 0x0008
+	attrMessageIntegritySHA256 = 0x001C
+	attrFingerprint            = 0x8028
+	fingerprintXOR             = 0x5354554e
+	magicCookie                = 0x2112A442
+)
 
-// hasIntegrity reports whether a STUN message carries MESSAGE-INTEGRITY
-// (-SHA256), walking the attribute headers without decoding.
-func hasIntegrity(pkt []byte) bool {
+// scan walks a STUN message's attribute headers without decoding: whether
+// it carries MESSAGE-INTEGRITY(-SHA256), and whether its FINGERPRINT, if
+// any, matches (RFC 8489 §14.7: CRC-32 of the message up to it, XOR
+// 0x5354554e).
+func scan(pkt []byte) (integrity, fingerprintOK bool) {
 	end := min(len(pkt), 20+int(binary.BigEndian.Uint16(pkt[2:4])))
 	for off := 20; off+4 <= end; {
 		t := binary.BigEndian.Uint16(pkt[off:])
-		if t == 0x0008 || t == 0x001C {
-			return true
+		l := int(binary.BigEndian.Uint16(pkt[off+2:]))
+		switch t {
+		case attrMessageIntegrity, attrMessageIntegritySHA256:
+			integrity = true
+		case attrFingerprint:
+			if binary.BigEndian.Uint32(pkt[4:8]) != magicCookie {
+				return integrity, true // not RFC 8489 STUN: pion ignores it as it always has
+			}
+			if l != 4 || off+8 > end {
+				return integrity, false
+			}
+			want := crc32.ChecksumIEEE(pkt[:off]) ^ fingerprintXOR
+			return integrity, binary.BigEndian.Uint32(pkt[off+4:]) == want
 		}
-		off += 4 + (int(binary.BigEndian.Uint16(pkt[off+2:]))+3)&^3
+		off += 4 + (l+3)&^3
 	}
-	return false
+	return integrity, true
 }
 
 // addrOf is the IP address of a client transport address.

@@ -75,7 +75,7 @@ func TestMultiKeyRecordsNothingWhenNotNeeded(t *testing.T) {
 		{"static user", true, testUser, request(t, stun.MethodCreatePermission, testUser, aliceKey(), true)},
 		{"unknown secret", true, username, request(t, stun.MethodCreatePermission, username,
 			auth.LongTermKey(username, testRealm, auth.RESTPassword("s3", username)), true)},
-		// Requests the gate has no other business with are not even decoded.
+		// A signed Binding is answered without its credentials being checked.
 		{"MultiKey off", false, username, request(t, stun.MethodBinding, username, key, true)},
 	}
 	for _, tc := range tests {

@@ -40,9 +40,11 @@ type Policy struct {
 	// which pion refuses with 401 (that reads as bad credentials) where
 	// RFC 8656 §12.2 wants 403; nil lets every peer through to pion.
 	PeerAllowed func(net.IP) bool
-	// UnauthenticatedRate bounds requests without MESSAGE-INTEGRITY (and
-	// failures reported with ChargeFailure) per client IP per second, with a
-	// burst of twice that; excess requests are dropped unanswered. 0: no limit.
+	// UnauthenticatedRate bounds the requests whose MESSAGE-INTEGRITY the
+	// gate could not verify (none, SHA256 only, junk, unknown user), STUN
+	// Binding and requests with a bad FINGERPRINT, per client IPv4 address
+	// or IPv6 /64 per second, with a burst of twice that; excess requests
+	// are dropped unanswered. 0: no limit.
 	UnauthenticatedRate int
 	// Bindings counts an allocation's permissions and channels; with the
 	// two limits it caps them (508 Insufficient Capacity). nil: no caps.
@@ -100,6 +102,9 @@ type Hooks struct {
 	PeerRefused func(user string, peer net.IP)
 	// RateLimited is called for every request dropped by the rate limit.
 	RateLimited func(src net.Addr)
+	// BadFingerprint is called for every request dropped because its
+	// FINGERPRINT did not match (RFC 8489 §6.3).
+	BadFingerprint func(src net.Addr)
 	// CapacityRefused is called after a 508 for a permission, channel or
 	// pending Connect past its cap.
 	CapacityRefused func(user string)

@@ -11,31 +11,38 @@ import (
 // protoTCP is REQUESTED-TRANSPORT's value for an RFC 6062 TCP relay.
 const protoTCP = 6
 
-// inspectRequest handles a STUN request that may need the gate: it is only
-// acted on once its MESSAGE-INTEGRITY verifies; anything unauthenticated or
-// malformed goes to pion, which answers 400/401 as RFC 8656 prescribes.
-func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Responder) ([]byte, Verdict, int) {
+// inspectRequest handles a STUN request carrying MESSAGE-INTEGRITY(-SHA256):
+// it is only acted on once its MESSAGE-INTEGRITY verifies (verified);
+// anything unauthenticated or malformed goes to pion, which answers
+// 400/401/438 as RFC 8656 prescribes.
+func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Responder) (out []byte, v Verdict, port int, verified bool) {
 	msg := &stun.Message{Raw: append([]byte(nil), pkt...)}
 	if msg.Decode() != nil || !msg.Contains(stun.AttrMessageIntegrity) {
-		return nil, Pass, 0
+		return nil, Pass, 0, false
 	}
 	var username stun.Username
 	var realm stun.Realm
 	if username.GetFrom(msg) != nil || realm.GetFrom(msg) != nil || p.Keys == nil {
-		return nil, Pass, 0
+		return nil, Pass, 0, false
 	}
 	userID, keys, err := p.Keys(username.String(), realm.String())
 	if err != nil {
-		return nil, Pass, 0
+		return nil, Pass, 0, false
 	}
 	key := verifiedKey(msg, keys)
 	if key == nil {
-		return nil, Pass, 0
+		return nil, Pass, 0, false
 	}
-	if len(keys) > 1 {
+	if p.MultiKey && len(keys) > 1 {
 		g.chosenKey.put(keyChoice{src.Network(), src.String(), username.String()}, key)
 	}
+	out, v, port = g.authenticated(p, msg, key, userID, src, local, r)
+	return out, v, port, true
+}
 
+// authenticated applies the gate's rules to a request whose
+// MESSAGE-INTEGRITY verified with key.
+func (g *Gate) authenticated(p *Policy, msg *stun.Message, key []byte, userID string, src, local net.Addr, r Responder) ([]byte, Verdict, int) {
 	switch msg.Type {
 	case stun.NewType(stun.MethodRefresh, stun.ClassRequest),
 		stun.NewType(stun.MethodCreatePermission, stun.ClassRequest),

@@ -47,7 +47,7 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 		}, []string{"reason"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "turnd_requests_dropped_total",
-			Help: "Requests dropped unanswered, by reason (rate_limited: limits.unauthenticated_rate).",
+			Help: "Requests dropped unanswered, by reason (rate_limited: limits.unauthenticated_rate; bad_fingerprint).",
 		}, []string{"reason"}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "turnd_panics_recovered_total",
@@ -78,6 +78,7 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 	m.permRejected.WithLabelValues("peer_denied")
 	m.permRejected.WithLabelValues("capacity")
 	m.dropped.WithLabelValues("rate_limited")
+	m.dropped.WithLabelValues("bad_fingerprint")
 	cs := []prometheus.Collector{m.created, m.rejected, m.permRejected, m.dropped, m.panics, m.reloads, m.reloadOK, m.reloadTime,
 		m.forceClosed, newStateCollector(src)}
 	for i, c := range cs {

@@ -16,11 +16,11 @@ import (
 
 // authenticate is pion's AuthHandler: the user's long-term key, or a refusal
 // (pion answers 401). With several REST secrets the gate has already found
-// which one the client used.
+// which one the client used. A failing request was charged to its client's
+// rate limit by the gate, which could not verify it either.
 func (s *Server) authenticate(ra *turn.RequestAttributes) (string, []byte, bool) {
 	userID, keys, err := s.creds.Load().Keys(ra.Username, ra.Realm)
 	if err != nil {
-		s.gate.ChargeFailure(ra.SrcAddr)
 		if ra.Method == stun.MethodAllocate {
 			s.obs.AllocationRejected(RejectAuth)
 		}
@@ -97,9 +97,6 @@ func (s *Server) transportOf(server net.Addr) allocation.Transport {
 func (s *Server) events() turn.EventHandler {
 	return turn.EventHandler{
 		OnAuth: func(src, _ net.Addr, _, username, _, method string, ok bool) {
-			if !ok {
-				s.gate.ChargeFailure(src)
-			}
 			if !ok && method == stun.MethodAllocate.String() {
 				s.obs.AllocationRejected(RejectAuth)
 				s.log.Info("allocation refused: bad credentials", "user", username, "client", src.String())

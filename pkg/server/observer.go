@@ -20,7 +20,8 @@ const (
 
 // Reasons a request is dropped unanswered.
 const (
-	DropRateLimited = "rate_limited" // limits.unauthenticated_rate
+	DropRateLimited    = "rate_limited"    // limits.unauthenticated_rate
+	DropBadFingerprint = "bad_fingerprint" // RFC 8489 §6.3: FINGERPRINT does not match
 )
 
 // Observer receives what the server sees, for metrics. Methods are called on

@@ -136,7 +136,8 @@ func New(opts Options) (*Server, error) {
 			s.obs.PermissionRejected(RejectBindingsCapacity)
 			s.log.Info("permission, channel or connect refused: allocation at its cap", "user", user)
 		},
-		RateLimited: func(net.Addr) { s.obs.RequestDropped(DropRateLimited) },
+		RateLimited:    func(net.Addr) { s.obs.RequestDropped(DropRateLimited) },
+		BadFingerprint: func(net.Addr) { s.obs.RequestDropped(DropBadFingerprint) },
 		// The response carrying the grant is written after pion's created
 		// event, so the registry already holds the allocation it extends.
 		Granted: func(client, server net.Addr, lifetime time.Duration) {
