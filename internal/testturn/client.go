@@ -145,6 +145,12 @@ func (c *Client) readFrame(deadline time.Time) ([]byte, error) {
 	return append(hdr, body...), nil
 }
 
+// ReadFrame returns the next datagram or stream frame as it arrives
+// (ChannelData without its padding), waiting at most timeout.
+func (c *Client) ReadFrame(timeout time.Duration) ([]byte, error) {
+	return c.readFrame(time.Now().Add(timeout))
+}
+
 // RoundTrip sends a request and returns the response with its transaction
 // ID, skipping indications; over UDP it retransmits (bounded).
 func (c *Client) RoundTrip(req *stun.Message) *stun.Message {

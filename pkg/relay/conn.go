@@ -132,7 +132,10 @@ func (c *Conn) readFrom(p []byte) (int, net.Addr, error) {
 // frameDown turns a peer's datagram (at p[off:off+n]) into what its client
 // receives, in place: ChannelData on a bound channel, or a Data indication
 // if the peer has a permission; false if it has neither (RFC 8656 §11.3:
-// discard). off must leave room for the larger header.
+// discard), or if the datagram does not fit a Data indication's 16-bit
+// length (counted as dropped: a wrapped length would let the peer's bytes
+// be read as frames of the client's stream). A ChannelData length always
+// fits a UDP payload. off must leave room for the larger header.
 //
 // Hot path: no allocation.
 func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool) ([]byte, bool) {
@@ -155,6 +158,10 @@ func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool)
 	head := dataIndicationHead4
 	if !from.Addr().Is4() {
 		head = dataIndicationHead6
+	}
+	if head-stunHeader+n > maxSTUNBody {
+		c.gen.opts.Counters.DroppedToClient.Add(1)
+		return nil, false
 	}
 	start := off - head
 	var txid [12]byte

@@ -15,9 +15,10 @@ type Counters struct {
 	FromPeerBytes   atomic.Uint64
 
 	// DroppedToPeer and DroppedToClient count datagrams the fast path
-	// could not pass on: a full socket buffer, a send error, or a TCP
+	// could not pass on: a full socket buffer, a send error, a TCP
 	// client's connection busy or full (a downlink loop never waits for
-	// one client). Counted as they happen: they are rare.
+	// one client), or a peer datagram too long for a Data indication.
+	// Counted as they happen: they are rare.
 	DroppedToPeer   atomic.Uint64
 	DroppedToClient atomic.Uint64
 }

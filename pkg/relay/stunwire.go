@@ -15,6 +15,9 @@ const (
 	attrXORPeerAddress = 0x0012
 	attrData           = 0x0013
 	stunHeader         = 20
+	// maxSTUNBody is the longest body a STUN length field can describe: 16
+	// bits, a multiple of 4 (RFC 8489 §5).
+	maxSTUNBody = 0xFFFC
 	// dataIndicationHead is everything before the payload of a Data
 	// indication: the header, XOR-PEER-ADDRESS and the DATA attribute header.
 	dataIndicationHead4 = stunHeader + 4 + 8 + 4
