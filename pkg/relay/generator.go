@@ -293,6 +293,7 @@ func (g *Generator) forget(c *Conn) {
 		delete(g.live, c.key)
 	}
 	g.mu.Unlock()
+	g.releasePartner(c.key)
 	if cp := c.client.Load(); cp != nil {
 		g.byClient.del(cp.key(c.server), c)
 		if chans := c.chans.Load(); chans != nil {

@@ -165,6 +165,47 @@ func TestReservedPairHoldsTheOddPort(t *testing.T) {
 	}
 }
 
+// TestReservationEndsWithItsAllocation: the held P+1 of a pair is released
+// when the allocation on P closes, not 30 s later: Allocate with EVEN-PORT
+// and Refresh 0, repeated, must not pile up ports no quota counts. A P+1
+// already handed to its token's allocation is not touched.
+func TestReservationEndsWithItsAllocation(t *testing.T) {
+	lo, hi := freePortRange(t, 6)
+	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: lo, MaxPort: hi})
+	defer g.Close()
+	conn, addr, err := g.AllocatePairFor(turn.AllocateListenerConfig{Network: "udp4"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := addr.(*net.UDPAddr).Port
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p + 1})
+	if err != nil {
+		t.Fatalf("port %d still held after its allocation on %d closed: %v", p+1, p, err)
+	}
+	c.Close()
+
+	conn, addr, err = g.AllocatePairFor(turn.AllocateListenerConfig{Network: "udp4"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = addr.(*net.UDPAddr).Port
+	odd, _, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4", RequestedPort: p + 1}, nil)
+	if err != nil {
+		t.Fatalf("the reserved port: %v", err)
+	}
+	defer odd.Close()
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p + 1}); err == nil {
+		c.Close()
+		t.Fatalf("port %d, now a live relay, was closed with its pair's first half", p+1)
+	}
+}
+
 // TestEvenPortWithBusyPartnerIsAvoided: an even port whose odd partner is
 // still a live relay (its pair's first half came and went) is not handed
 // out while another pair is free — an EVEN-PORT reservation on it would

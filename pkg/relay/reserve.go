@@ -15,7 +15,10 @@ import (
 // for its RESERVATION-TOKEN (RFC 8656 §7.2: 30 seconds).
 const reservationHold = 30 * time.Second
 
-// held is the second port of a reserved pair, bound and waiting.
+// held is the second port of a reserved pair, bound and waiting. It ends
+// with the allocation on the first port (releasePartner): otherwise
+// Allocate with EVEN-PORT, Refresh 0, repeated, would hold ports that no
+// allocation quota counts.
 type held struct {
 	conn  *mmsg.Socket
 	timer *time.Timer
@@ -67,6 +70,17 @@ func (g *Generator) AllocatePairFor(conf turn.AllocateListenerConfig, lane *mmsg
 		return conn, addr, nil
 	}
 	return nil, nil, fmt.Errorf("allocate relay pair: %w", ErrNoFreePort)
+}
+
+// releasePartner closes the held P+1 of the allocation on port P (key),
+// if it is still waiting for its token.
+func (g *Generator) releasePartner(key liveKey) {
+	if key.port%2 != 0 {
+		return // only an even port has a partner
+	}
+	if conn := g.takeHeld(liveKey{v6: key.v6, port: key.port + 1}); conn != nil {
+		_ = conn.Close()
+	}
 }
 
 // takeHeld hands over the held socket of a reserved port, if there is one.
