@@ -14,6 +14,10 @@
 //   - Allocate/Refresh asking for more than limits.max_lifetime: capped, and
 //     for less than the default (0 on an Allocate included): the default;
 //   - Allocate for an address family with no relay address: 440, not 508;
+//   - Allocate with RESERVATION-TOKEN and EVEN-PORT or REQUESTED-ADDRESS-FAMILY:
+//     400 (pion would never see the token, see reservation.go); EVEN-PORT
+//     with R=0: hidden from pion, which would issue a token; a reservation
+//     past the per-user cap: 486;
 //   - Refresh, CreatePermission, ChannelBind (and Connect) on a 5-tuple with
 //     no allocation: 437; signed by a user other than the owner: 441 (pion
 //     is silent on both);
@@ -25,6 +29,8 @@
 //
 // Every answer and rewrite happens only after the request's MESSAGE-INTEGRITY
 // checks out, so the client sees the real reason, signed (RFC 8489 §9.2).
+// A request the gate cannot verify is charged to its client's rate limit and
+// dropped past it; one whose FINGERPRINT does not match is dropped silently.
 // ChannelData and everything else take a two-byte look and go straight on.
 // A plain TCP client's connection holding an allocation is read by a
 // Reactor (the relay's loop) that relays its data frames and hands anything

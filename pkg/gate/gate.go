@@ -44,7 +44,10 @@ type Gate struct {
 	// that answer is written (withReason).
 	signingKey pending[clientKey, []byte]
 	// reservations maps RESERVATION-TOKENs to ports for the whole socket group.
-	reservations pending[string, reservation]
+	reservations reservationTable
+	// reserving holds the user of an Allocate asking for a reservation,
+	// until pion's answer carries the token (noteResponse).
+	reserving pending[fiveTuple, string]
 	// streams are the live TCP/TLS client connections.
 	streams streamTable
 	// limiter bounds unauthenticated and failing requests per client IP.

@@ -103,7 +103,9 @@ func (c *packetConn) handle(pkt []byte, from netip.AddrPort) (out []byte, addr n
 //
 // Hot path: one call per datagram pion sends a client; a two-byte look.
 func (c *packetConn) WriteTo(p []byte, addr net.Addr) (int, error) {
-	c.g.noteResponse(p)
+	if isAllocateSuccess(p) {
+		c.g.noteResponse(p, addr, c.Socket.LocalAddr())
+	}
 	c.g.noteGranted(p, func() net.Addr { return addr }, c.Socket.LocalAddr)
 	if out, changed := c.g.withReason(p, addr); changed {
 		if _, err := c.Socket.WriteTo(out, addr); err != nil {

@@ -105,6 +105,9 @@ type Hooks struct {
 	// BadFingerprint is called for every request dropped because its
 	// FINGERPRINT did not match (RFC 8489 §6.3).
 	BadFingerprint func(src net.Addr)
+	// ReservationRefused is called after a 486 for an EVEN-PORT reservation
+	// past the per-user cap.
+	ReservationRefused func(user string)
 	// CapacityRefused is called after a 508 for a permission, channel or
 	// pending Connect past its cap.
 	CapacityRefused func(user string)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net"
 	"net/netip"
+	"time"
 
 	"github.com/pion/stun/v4"
 )
@@ -168,6 +169,17 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 		return nil, Answered, 0
 	}
 
+	// Step 5, first half: "If yes, and the request also contains an
+	// EVEN-PORT attribute, then the server rejects the request with a 400"
+	// (and so with REQUESTED-ADDRESS-FAMILY, RFC 6156 §4.2). pion checks
+	// both, but only sees a token the gate does not recognise, so the gate
+	// checks before it takes the token over.
+	if msg.Contains(stun.AttrReservationToken) &&
+		(msg.Contains(stun.AttrEvenPort) || msg.Contains(stun.AttrRequestedAddressFamily)) {
+		g.reply(msg, key, src, r, stun.CodeBadRequest)
+		return nil, Answered, 0
+	}
+
 	// Step 7, taken early as steps 4 to 6 refuse nothing it would hide: a
 	// family with no relay address is 440, where pion would fail the relay
 	// socket and answer 508. A RESERVATION-TOKEN with the family is step 5's 400.
@@ -203,12 +215,31 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 		port, _ = g.reservedPort(token)
 	}
 	hint := port
-	// Step 6: EVEN-PORT with R asks for P+1 to be kept for a later Allocate.
-	if v, err := msg.Get(stun.AttrEvenPort); err == nil && len(v) > 0 && v[0]&0x80 != 0 && port == 0 {
-		hint = reservePair
+	// Step 6: EVEN-PORT with R asks for P+1 to be kept for a later Allocate;
+	// without R, for an even port alone, which pion would answer with a
+	// RESERVATION-TOKEN all the same: the gate asks the relay generator
+	// for the even port itself and hides the attribute from pion.
+	evenOnly := false
+	if v, err := msg.Get(stun.AttrEvenPort); err == nil && len(v) > 0 {
+		switch {
+		case v[0]&0x80 == 0:
+			evenOnly, hint = true, evenPort
+		case g.reservations.count(user, time.Now()) >= maxReservationsPerUser:
+			// Step 7: a quota, "based on the username".
+			if g.hooks.ReservationRefused != nil {
+				g.hooks.ReservationRefused(user)
+			}
+			g.reply(msg, key, src, r, stun.CodeAllocQuotaReached)
+			return nil, Answered, 0
+		default:
+			hint = reservePair
+			if _, udp := src.(*net.UDPAddr); udp { // tokens are learnt from UDP answers only
+				g.reserving.put(tupleOf(src, local), user)
+			}
+		}
 	}
-	if l := lifetimesOf(p); df || port != 0 || l.changes(msg, false) {
-		return resign(msg, key, edits{dropDF: df, dropToken: port != 0, lifetimes: l}), Rewrite, hint
+	if l := lifetimesOf(p); df || port != 0 || evenOnly || l.changes(msg, false) {
+		return resign(msg, key, edits{dropDF: df, dropToken: port != 0, dropEvenPort: evenOnly, lifetimes: l}), Rewrite, hint
 	}
 	return nil, Pass, hint
 }
@@ -216,9 +247,9 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 // edits are what resign changes: the attributes it removes, and the bounds
 // LIFETIME is held to.
 type edits struct {
-	dropDF, dropToken bool
-	lifetimes         lifetimes
-	refresh           bool // LIFETIME 0 deletes, and stays 0
+	dropDF, dropToken, dropEvenPort bool
+	lifetimes                       lifetimes
+	refresh                         bool // LIFETIME 0 deletes, and stays 0
 }
 
 // verifiedKey returns the key among keys that MESSAGE-INTEGRITY verifies with.
@@ -253,6 +284,10 @@ func resign(msg *stun.Message, key []byte, e edits) []byte {
 			}
 		case stun.AttrReservationToken:
 			if e.dropToken {
+				continue
+			}
+		case stun.AttrEvenPort:
+			if e.dropEvenPort {
 				continue
 			}
 		case stun.AttrLifetime:

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"encoding/binary"
+	"net"
 	"sync/atomic"
 	"time"
 
@@ -25,25 +26,25 @@ const reservationLifetime = 30 * time.Second
 
 const typeAllocateSuccess = 0x0103
 
-type reservation struct {
-	port    int
-	expires time.Time
-}
-
 // PortHint carries, from the gate to the relay generator of the same UDP
 // socket, the relay port a reservation token resolved to, or the request to
 // reserve a pair (EVEN-PORT with R: the generator then holds P+1 bound for
-// the token, as coturn does, so nothing else can take it meanwhile). pion
-// handles a socket's packets one at a time on one goroutine, so the hint set
-// for a packet is consumed while that packet is handled and cleared before
-// the next.
+// the token, as coturn does, so nothing else can take it meanwhile), or to
+// get an even port without one (EVEN-PORT with R=0, which the gate hides
+// from pion: pion would issue a token for it). pion handles a socket's
+// packets one at a time on one goroutine, so the hint set for a packet is
+// consumed while that packet is handled and cleared before the next.
 type PortHint struct {
 	port    atomic.Int32
 	reserve atomic.Bool
+	even    atomic.Bool
 }
 
-// reservePair is the hint value asking for an even/odd pair.
-const reservePair = -1
+// Hint values asking for an even/odd pair, and for an even port alone.
+const (
+	reservePair = -1
+	evenPort    = -2
+)
 
 // Take returns the hinted port (0 if none) and clears it.
 func (h *PortHint) Take() int {
@@ -62,15 +63,30 @@ func (h *PortHint) TakeReserve() bool {
 	return h.reserve.Swap(false)
 }
 
+// TakeEven reports (once) whether the Allocate being handled asked for an
+// even port and no reservation.
+func (h *PortHint) TakeEven() bool {
+	if h == nil {
+		return false
+	}
+	return h.even.Swap(false)
+}
+
 func (h *PortHint) set(p int) {
 	h.reserve.Store(p == reservePair)
+	h.even.Store(p == evenPort)
 	h.port.Store(int32(max(p, 0)))
 }
 
+// isAllocateSuccess is noteResponse's two-byte look.
+func isAllocateSuccess(b []byte) bool {
+	return len(b) >= 20 && binary.BigEndian.Uint16(b) == typeAllocateSuccess
+}
+
 // noteResponse learns reservation tokens from pion's Allocate success
-// responses. Hot path for everything pion sends to clients: a two-byte look.
-func (g *Gate) noteResponse(b []byte) {
-	if len(b) < 20 || binary.BigEndian.Uint16(b) != typeAllocateSuccess {
+// responses to client, which reached the socket at server.
+func (g *Gate) noteResponse(b []byte, client, server net.Addr) {
+	if !isAllocateSuccess(b) {
 		return
 	}
 	msg := &stun.Message{Raw: append([]byte(nil), b...)}
@@ -85,13 +101,15 @@ func (g *Gate) noteResponse(b []byte) {
 	if relayed.GetFromAs(msg, stun.AttrXORRelayedAddress) != nil {
 		return
 	}
-	g.reservations.put(string(token), reservation{port: relayed.Port + 1, expires: time.Now().Add(reservationLifetime)})
+	user, _ := g.reserving.take(tupleOf(client, server))
+	now := time.Now()
+	g.reservations.put(string(token), reservation{port: relayed.Port + 1, expires: now.Add(reservationLifetime), user: user}, now)
 }
 
 // reservedPort resolves a RESERVATION-TOKEN to its port (once).
 func (g *Gate) reservedPort(token []byte) (int, bool) {
-	r, ok := g.reservations.take(string(token))
-	if !ok || time.Now().After(r.expires) {
+	r, ok := g.reservations.take(string(token), time.Now())
+	if !ok {
 		return 0, false
 	}
 	return r.port, true

@@ -2,6 +2,7 @@ package gate_test
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -184,4 +185,118 @@ func TestPortHintNil(t *testing.T) {
 	if got := h.Take(); got != 0 {
 		t.Errorf("nil hint Take = %d", got)
 	}
+}
+
+func evenPortAttr(r bool) stun.Setter {
+	v := byte(0)
+	if r {
+		v = 0x80
+	}
+	return stun.RawAttribute{Type: stun.AttrEvenPort, Value: []byte{v}}
+}
+
+func addressFamily(v6 bool) stun.Setter {
+	v := byte(0x01)
+	if v6 {
+		v = 0x02
+	}
+	return stun.RawAttribute{Type: stun.AttrRequestedAddressFamily, Value: []byte{v, 0, 0, 0}}
+}
+
+// TestReservationTokenConflictsAre400: RFC 8656 §7.2 step 5 — a
+// RESERVATION-TOKEN together with EVEN-PORT, or with
+// REQUESTED-ADDRESS-FAMILY (RFC 6156 §4.2), is 400, signed; the token
+// stays good for a proper Allocate.
+func TestReservationTokenConflictsAre400(t *testing.T) {
+	for _, extra := range []struct {
+		name string
+		attr stun.Setter
+	}{{"EVEN-PORT", evenPortAttr(false)}, {"EVEN-PORT R", evenPortAttr(true)}, {"REQUESTED-ADDRESS-FAMILY", addressFamily(false)}} {
+		t.Run(extra.name, func(t *testing.T) {
+			r := newReservationRig(t)
+			relayed := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 49200}
+			tok := []byte("TOKEN-01")
+			r.reserve(t, relayed, tok)
+			sendUDP(t, r.client, r.server2.LocalAddr(), aliceAllocate(t, reservationToken(tok), extra.attr), marker(t))
+			if read, _ := readPacket(t, r.second); !bytes.Equal(read[:2], []byte{0, 1}) {
+				t.Fatalf("pion read %x, want only the marker Binding", read)
+			}
+			got, _ := readPacket(t, r.client)
+			m := decode(t, got)
+			if code := errorCode(t, m); code != stun.CodeBadRequest {
+				t.Fatalf("answer %v, want 400", code)
+			}
+			checkSigned(t, m, aliceKey())
+			if _, read := r.allocateOnSecond(t, tok); decode(t, read).Contains(stun.AttrReservationToken) || r.hint2.Take() != relayed.Port+1 {
+				t.Fatal("the token did not survive the refused request")
+			}
+		})
+	}
+}
+
+// TestEvenPortWithoutReservation: EVEN-PORT with R=0 asks for an even port
+// and nothing more. pion would answer with a RESERVATION-TOKEN, so the gate
+// hides the attribute and hints the generator to pick an even port.
+func TestEvenPortWithoutReservation(t *testing.T) {
+	r := newReservationRig(t)
+	sent := aliceAllocate(t, evenPortAttr(false))
+	sendUDP(t, r.client, r.server2.LocalAddr(), sent)
+	read, _ := readPacket(t, r.second)
+	m := decode(t, read)
+	if m.Contains(stun.AttrEvenPort) {
+		t.Fatal("pion still sees EVEN-PORT")
+	}
+	checkSigned(t, m, aliceKey())
+	if len(m.Attributes) != len(decode(t, sent).Attributes)-1 {
+		t.Fatalf("rewritten %v from %v", m, decode(t, sent))
+	}
+	if !r.hint2.TakeEven() || r.hint2.TakeReserve() || r.hint2.Take() != 0 {
+		t.Fatal("hint: want an even port, no pair, no port")
+	}
+
+	sendUDP(t, r.client, r.server2.LocalAddr(), aliceAllocate(t, evenPortAttr(true)))
+	read, _ = readPacket(t, r.second)
+	if !decode(t, read).Contains(stun.AttrEvenPort) || !r.hint2.TakeReserve() || r.hint2.TakeEven() {
+		t.Fatal("EVEN-PORT with R: want it passed on with a pair hint")
+	}
+}
+
+// TestReservationsPerUserCapped: a user holding maxReservationsPerUser
+// live tokens gets 486 for one more EVEN-PORT reservation; using a token
+// frees a place.
+func TestReservationsPerUserCapped(t *testing.T) {
+	r := newReservationRig(t)
+	first := r.first.LocalAddr()
+	const limit = 8 // maxReservationsPerUser
+	for i := range limit {
+		sendUDP(t, r.client, first, aliceAllocate(t, evenPortAttr(true)))
+		readPacket(t, r.first)
+		r.reserve(t, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 49200 + 2*i}, []byte(fmt.Sprintf("TOKEN-%02d", i)))
+	}
+	sendUDP(t, r.client, first, aliceAllocate(t, evenPortAttr(true)), marker(t))
+	if read, _ := readPacket(t, r.first); !bytes.Equal(read[:2], []byte{0, 1}) {
+		t.Fatalf("pion read %x, want only the marker Binding", read)
+	}
+	got, _ := readPacket(t, r.client)
+	m := decode(t, got)
+	if code := errorCode(t, m); code != stun.CodeAllocQuotaReached {
+		t.Fatalf("reservation %d: answer %v, want 486", limit+1, code)
+	}
+	checkSigned(t, m, aliceKey())
+
+	r.allocateOnSecond(t, []byte("TOKEN-03"))
+	sendUDP(t, r.client, first, aliceAllocate(t, evenPortAttr(true)))
+	if read, _ := readPacket(t, r.first); !decode(t, read).Contains(stun.AttrEvenPort) {
+		t.Fatal("after a token was used, the next reservation did not reach pion")
+	}
+}
+
+// marker is a Binding request sent after a packet the gate answers itself:
+// the socket's reader returns it once the gate has handled what came first.
+func marker(t *testing.T) []byte {
+	m, err := stun.Build(stun.TransactionID, stun.BindingRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Raw
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"time"
@@ -189,6 +190,7 @@ func (c socketGenerator) AllocatePacketConn(conf turn.AllocateListenerConfig) (n
 	if p := c.hint.Take(); p != 0 && conf.RequestedPort == 0 {
 		conf.RequestedPort = p
 	}
+	even := c.hint.TakeEven() && conf.RequestedPort == 0
 	// pion's EVEN-PORT probes come without a port; the allocation itself
 	// asks for the even port pion picked, and gets a held pair instead.
 	if conf.RequestedPort != 0 && c.hint.TakeReserve() {
@@ -197,6 +199,13 @@ func (c socketGenerator) AllocatePacketConn(conf turn.AllocateListenerConfig) (n
 		conn, addr, err = c.Generator.AllocateStreamPacketConn(conf)
 	} else {
 		conn, addr, err = c.Generator.AllocatePacketConnFor(conf, c.lane)
+	}
+	if err == nil && even {
+		// Even ports are tried first: an odd one means none was free.
+		if ua, ok := addr.(*net.UDPAddr); ok && ua.Port%2 != 0 {
+			_ = conn.Close()
+			conn, addr, err = nil, nil, fmt.Errorf("allocate even relay port: %w", relay.ErrNoFreePort)
+		}
 	}
 	if err != nil {
 		c.obs.AllocationRejected(RejectCapacity)

@@ -128,6 +128,10 @@ func New(opts Options) (*Server, error) {
 		Accepting:  s.accepting,
 		Redirected: func(string, *net.UDPAddr) { s.obs.AllocationRejected(RejectRedirected) },
 		TCPRefused: func(string) { s.obs.AllocationRejected(RejectTCPDisabled) },
+		ReservationRefused: func(user string) {
+			s.obs.AllocationRejected(RejectQuota)
+			s.log.Info("allocation refused: too many port reservations", "user", user)
+		},
 		PeerRefused: func(user string, peer net.IP) {
 			s.obs.PermissionRejected(RejectPeerDenied)
 			s.log.Info("peer refused", "user", user, "peer", peer)
