@@ -103,8 +103,10 @@ func (r *Raw) Read(p []byte) (int, error) {
 	return r.rn, nil
 }
 
-// RecvFrom is recvfrom(2) on a datagram socket. Not safe for concurrent use
-// with itself or Read.
+// RecvFrom is recvfrom(2) on a datagram socket. n is the datagram's real
+// length (MSG_TRUNC): more than len(p) means it did not fit, and p holds
+// only its first len(p) bytes. Not safe for concurrent use with itself or
+// Read.
 //
 // Hot path: no allocation.
 func (r *Raw) RecvFrom(p []byte) (int, netip.AddrPort, error) {
@@ -267,7 +269,7 @@ func (r *Raw) readFD(fd uintptr) bool {
 func (r *Raw) recvFD(fd uintptr) bool {
 	salen := uint32(unsafe.Sizeof(r.rfrom))
 	n, _, errno := unix.RawSyscall6(unix.SYS_RECVFROM, fd, uintptr(bufPtr(r.rbuf)), uintptr(len(r.rbuf)),
-		unix.MSG_DONTWAIT, uintptr(unsafe.Pointer(&r.rfrom)), uintptr(unsafe.Pointer(&salen)))
+		unix.MSG_DONTWAIT|unix.MSG_TRUNC, uintptr(unsafe.Pointer(&r.rfrom)), uintptr(unsafe.Pointer(&salen)))
 	return r.done(int(n), errno)
 }
 

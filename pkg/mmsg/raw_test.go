@@ -108,6 +108,24 @@ func fillThenWait(t *testing.T, r *Raw, client *net.TCPConn, perTry int, try fun
 	}
 }
 
+// TestRawRecvFromReportsTruncation: a datagram longer than the buffer
+// reports its real length, so the caller can tell it was cut.
+func TestRawRecvFromReportsTruncation(t *testing.T) {
+	src, dst := pair(t, "udp6", "::1")
+	r, err := NewRaw(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.WriteTo([]byte("0123456789abcdefXYZ"), dst.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	n, _, err := r.RecvFrom(buf)
+	if err != nil || n != 19 || string(buf) != "0123456789abcdef" {
+		t.Fatalf("got n=%d %q (%v), want n=19 and the first 16 bytes", n, buf, err)
+	}
+}
+
 func TestRawRecvFrom(t *testing.T) {
 	src, dst := pair(t, "udp6", "::1")
 	r, err := NewRaw(dst)

@@ -110,11 +110,18 @@ func (c *Conn) readFrom(p []byte) (int, net.Addr, error) {
 		if len(p) <= c.head+4 {
 			return c.Socket.ReadFrom(p)
 		}
-		n, from, err := c.raw.RecvFrom(p[c.head : len(p)-3])
+		room := p[c.head : len(p)-3]
+		n, from, err := c.raw.RecvFrom(room)
 		if err != nil {
 			return 0, nil, err
 		}
 		c.tally.fromPeer(c.gen.opts.Counters, n)
+		if n > len(room) {
+			// Longer than pion's buffer: relayed cut short it would be
+			// another datagram than the peer sent.
+			c.gen.opts.Counters.DroppedToClient.Add(1)
+			continue
+		}
 		if cp := c.client.Load(); cp != nil {
 			// Neither a channel nor a permission: RFC 8656 §11.3 says discard.
 			// pion would too, with a log line per datagram; a peer spraying a
