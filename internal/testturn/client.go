@@ -145,6 +145,9 @@ func (c *Client) readFrame(deadline time.Time) ([]byte, error) {
 	return append(hdr, body...), nil
 }
 
+// Stream reports whether the client speaks over TCP or TLS.
+func (c *Client) Stream() bool { return c.stream }
+
 // ReadFrame returns the next datagram or stream frame as it arrives
 // (ChannelData without its padding), waiting at most timeout.
 func (c *Client) ReadFrame(timeout time.Duration) ([]byte, error) {
