@@ -55,6 +55,7 @@ func TestRulesAnswered(t *testing.T) {
 		{"channel 0x8000", testUser,
 			request(t, stun.MethodChannelBind, testUser, aliceKey(), true, channelNumber(0x8000), peer), 400, true},
 		{"IPv6 relay asked for", testUser, aliceAllocate(t, family(2)), 440, true},
+		{"IPv6 with a token: step 5's 400", testUser, aliceAllocate(t, family(2), reservationToken([]byte("TOKEN-01"))), 400, true},
 		{"unknown method", testUser, request(t, stun.Method(0x050), testUser, nil, true), 400, false},
 	}
 	for _, tc := range tests {
@@ -93,8 +94,6 @@ func TestRulesPassed(t *testing.T) {
 			request(t, stun.MethodChannelBind, testUser, aliceKey(), true, channelNumber(0x7FFF), peer)},
 		{"IPv4 relay asked for", rulesPolicy(testUser), aliceAllocate(t, family(1))},
 		{"unknown family: pion's 440", rulesPolicy(testUser), aliceAllocate(t, family(9))},
-		{"IPv6 with a token: step 5's 400", rulesPolicy(testUser),
-			aliceAllocate(t, family(2), reservationToken([]byte("TOKEN-01")))},
 		{"unknown method, rule off", &gate.Policy{Keys: staticKeys()}, request(t, stun.Method(0x050), testUser, nil, true)},
 		{"another user, rule off", &gate.Policy{Keys: staticKeys()},
 			request(t, stun.MethodRefresh, testUser, aliceKey(), true)},

@@ -51,6 +51,14 @@ func conformanceRules() []rule {
 				return e.c.Answer(req)
 			},
 			want: 400},
+		{section: "RFC 8489 §6.3", name: "request whose FINGERPRINT does not match: no answer", nets: both,
+			send: func(_ *testing.T, e *ruleEnv) *stun.Message {
+				e.c.Learn()
+				req := e.c.Build(stun.MethodAllocate, testturn.UDPTransport)
+				req.Raw[len(req.Raw)-1] ^= 0xFF
+				return e.c.Answer(req)
+			},
+			want: noAnswer},
 
 		// Allocate (RFC 8656 §7.2).
 		{section: "RFC 8656 §7.2 step 2", name: "second Allocate on a 5-tuple: 437", nets: both,
@@ -74,6 +82,28 @@ func conformanceRules() []rule {
 				return again
 			},
 			want: 0},
+		{section: "RFC 8656 §7.2 step 5", name: "RESERVATION-TOKEN with EVEN-PORT: 400", nets: both,
+			send: func(t *testing.T, e *ruleEnv) *stun.Message {
+				return dial(t, e.s, e.net).Ask(stun.MethodAllocate, testturn.UDPTransport, e.reservationToken(t), evenPortR0)
+			},
+			want: 400},
+		{section: "RFC 8656 §7.2 step 5", name: "RESERVATION-TOKEN with REQUESTED-ADDRESS-FAMILY: 400", nets: both,
+			send: func(t *testing.T, e *ruleEnv) *stun.Message {
+				return dial(t, e.s, e.net).Ask(stun.MethodAllocate, testturn.UDPTransport, e.reservationToken(t), familyIPv4)
+			},
+			want: 400},
+		{section: "RFC 8656 §7.2 step 6", name: "EVEN-PORT with R=0: an even port, no RESERVATION-TOKEN", nets: both,
+			send: func(_ *testing.T, e *ruleEnv) *stun.Message {
+				return e.c.Ask(stun.MethodAllocate, testturn.UDPTransport, evenPortR0)
+			},
+			want: 0, check: func(t *testing.T, _ *ruleEnv, resp *stun.Message) {
+				if resp.Contains(stun.AttrReservationToken) {
+					t.Error("RESERVATION-TOKEN issued")
+				}
+				if p := testturn.Relayed(t, resp).Port; p%2 != 0 {
+					t.Errorf("odd relay port %d", p)
+				}
+			}},
 		{section: "RFC 8656 §7.2 step 7", name: "REQUESTED-ADDRESS-FAMILY with no relay address of it: 440", nets: both,
 			send: func(_ *testing.T, e *ruleEnv) *stun.Message {
 				return e.c.Ask(stun.MethodAllocate, testturn.UDPTransport, family(2))

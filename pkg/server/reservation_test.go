@@ -113,3 +113,15 @@ func TestReservationConformance(t *testing.T) {
 		t.Errorf("EVEN-PORT with R=0 got odd port %d", port)
 	}
 }
+
+// reservationToken makes the row's client allocate with EVEN-PORT (R) and
+// returns the RESERVATION-TOKEN it got, as an attribute to present.
+func (e *ruleEnv) reservationToken(t *testing.T) stun.Setter {
+	t.Helper()
+	resp := e.c.Ask(stun.MethodAllocate, testturn.UDPTransport, evenPortR)
+	token, err := resp.Get(stun.AttrReservationToken)
+	if testturn.ErrorCode(resp) != 0 || err != nil {
+		t.Fatalf("EVEN-PORT with R: error %d, token %v", testturn.ErrorCode(resp), err)
+	}
+	return testturn.RawAttr(stun.AttrReservationToken, token)
+}
