@@ -103,7 +103,7 @@ func (c *packetConn) handle(pkt []byte, from netip.AddrPort) (out []byte, addr n
 //
 // Hot path: one call per datagram pion sends a client; a two-byte look.
 func (c *packetConn) WriteTo(p []byte, addr net.Addr) (int, error) {
-	if isAllocateSuccess(p) {
+	if isAllocateAnswer(p) {
 		c.g.noteResponse(p, addr, c.Socket.LocalAddr())
 	}
 	c.g.noteGranted(p, func() net.Addr { return addr }, c.Socket.LocalAddr)

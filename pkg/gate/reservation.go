@@ -24,7 +24,10 @@ import (
 // reservationLifetime is how long a token stays valid (RFC 8656 §7.2: 30 s).
 const reservationLifetime = 30 * time.Second
 
-const typeAllocateSuccess = 0x0103
+const (
+	typeAllocateSuccess = 0x0103
+	typeAllocateError   = 0x0113
+)
 
 // PortHint carries, from the gate to the relay generator of the same UDP
 // socket, the relay port a reservation token resolved to, or the request to
@@ -78,15 +81,25 @@ func (h *PortHint) set(p int) {
 	h.port.Store(int32(max(p, 0)))
 }
 
-// isAllocateSuccess is noteResponse's two-byte look.
-func isAllocateSuccess(b []byte) bool {
-	return len(b) >= 20 && binary.BigEndian.Uint16(b) == typeAllocateSuccess
+// isAllocateAnswer is noteResponse's two-byte look.
+func isAllocateAnswer(b []byte) bool {
+	if len(b) < 20 {
+		return false
+	}
+	t := binary.BigEndian.Uint16(b)
+	return t == typeAllocateSuccess || t == typeAllocateError
 }
 
 // noteResponse learns reservation tokens from pion's Allocate success
-// responses to client, which reached the socket at server.
+// responses to client, which reached the socket at server, and forgets
+// the reservation an answered Allocate asked for.
 func (g *Gate) noteResponse(b []byte, client, server net.Addr) {
-	if !isAllocateSuccess(b) {
+	if !isAllocateAnswer(b) {
+		return
+	}
+	// Whatever the answer, the Allocate that asked for a reservation is done.
+	user, _ := g.reserving.take(tupleOf(client, server))
+	if binary.BigEndian.Uint16(b) != typeAllocateSuccess {
 		return
 	}
 	msg := &stun.Message{Raw: append([]byte(nil), b...)}
@@ -101,7 +114,6 @@ func (g *Gate) noteResponse(b []byte, client, server net.Addr) {
 	if relayed.GetFromAs(msg, stun.AttrXORRelayedAddress) != nil {
 		return
 	}
-	user, _ := g.reserving.take(tupleOf(client, server))
 	now := time.Now()
 	g.reservations.put(string(token), reservation{port: relayed.Port + 1, expires: now.Add(reservationLifetime), user: user}, now)
 }

@@ -2,8 +2,11 @@ package gate
 
 import (
 	"fmt"
+	"net"
 	"testing"
 	"time"
+
+	"github.com/pion/stun/v4"
 )
 
 // TestReservationTableFullEvictsOldestOnly: a burst that fills the table
@@ -92,5 +95,24 @@ func TestReservationTableOrderStaysBounded(t *testing.T) {
 	}
 	if n := len(tab.order); n > 2*maxReservations+1 {
 		t.Fatalf("order lists %d tokens, want at most %d", n, 2*maxReservations+1)
+	}
+}
+
+// TestAnsweredAllocateForgetsItsReservationRequest: an Allocate that asked
+// for a reservation and was refused (a quota, say) leaves nothing behind in
+// the hand-over table that names the token's owner.
+func TestAnsweredAllocateForgetsItsReservationRequest(t *testing.T) {
+	g := New(&Policy{}, Hooks{})
+	client := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
+	server := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478}
+	g.reserving.put(tupleOf(client, server), "alice")
+	refused, err := stun.Build(stun.TransactionID, stun.NewType(stun.MethodAllocate, stun.ClassErrorResponse),
+		stun.CodeAllocQuotaReached, stun.Fingerprint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.noteResponse(refused.Raw, client, server)
+	if n := g.reserving.size(); n != 0 {
+		t.Fatalf("%d reservation requests left after the Allocate was answered", n)
 	}
 }
