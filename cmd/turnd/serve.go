@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strconv"
 	"time"
 
@@ -39,7 +40,7 @@ func serve(path string, _, stderr io.Writer) int {
 			return 1
 		}
 	}
-	osSignals := notifySignals()
+	sigs := notifySignals()
 	// Log lines go through a queue that never blocks: a stalled stderr
 	// reader must not stall the relay. Closed last, so the final lines
 	// (the drain summary) are written out.
@@ -121,14 +122,22 @@ func serve(path string, _, stderr io.Writer) int {
 	}
 
 	var g lifecycle.Group
-	// Signals: SIGTERM/SIGINT/SIGUSR1 become drain requests, SIGQUIT a stop,
-	// SIGHUP a reload. It must outlive nothing: the drain decides the end.
+	// Signals: SIGTERM/SIGINT/SIGUSR1 become drain requests, SIGQUIT a stop.
+	// It must outlive nothing: the drain decides the end.
 	signals := make(chan drain.Signal, 4)
 	sigStop := make(chan struct{})
 	g.Add("signals", func() error {
-		watchSignals(osSignals, signals, sigStop, func() { reload(path, srv, log, level) })
+		watchSignals(sigs.stop, signals, sigStop)
 		return nil
-	}, func(error) { close(sigStop) })
+	}, func(error) { close(sigStop); signal.Stop(sigs.stop) })
+
+	// Reloads (SIGHUP, SIGUSR2) apart from the stop signals: a reload can
+	// take seconds, and a SIGTERM sent meanwhile must start the drain at once.
+	reloadStop := make(chan struct{})
+	g.Add("reload", func() error {
+		watchReloads(sigs.reload, reloadStop, func() { reload(path, srv, log, level) })
+		return nil
+	}, func(error) { close(reloadStop); signal.Stop(sigs.reload) })
 
 	// The drain ends the process. Every other actor is interrupted only after
 	// it returns: the TURN sockets and /readyz must stay up for the whole drain.
