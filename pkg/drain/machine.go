@@ -126,6 +126,11 @@ func (r *run) signal(sig Signal) {
 func (r *run) startDrain(sig Signal) {
 	cfg := r.m.cfg
 	now := cfg.Clock.Now()
+	if cfg.Delay == 0 {
+		// Refuse first, then count: an Allocate admitted before the flip is
+		// live by the count, not granted and then closed with the server.
+		r.refuse()
+	}
 	n := r.count()
 	if cfg.Timeout == 0 {
 		r.stop(Immediate, sig, n)
@@ -144,7 +149,6 @@ func (r *run) startDrain(sig Signal) {
 		r.publish()
 		return
 	}
-	r.st.Accepting = false
 	r.timer = cfg.Clock.NewTimer(cfg.Timeout)
 	r.publish()
 	if n == 0 {
@@ -152,12 +156,19 @@ func (r *run) startDrain(sig Signal) {
 	}
 }
 
+// refuse stops new allocations at once, ahead of the publish that reports
+// it, so that a count taken next includes every allocation ever admitted.
+func (r *run) refuse() {
+	r.st.Accepting = false
+	r.m.accepting.Store(false)
+}
+
 // timerFired handles the end of the delay (while still accepting) or the
 // deadline (after).
 func (r *run) timerFired() {
 	clock := r.m.cfg.Clock
 	if r.st.Accepting {
-		r.st.Accepting = false
+		r.refuse()
 		// The deadline timer is armed from the time the delay timer actually
 		// fired, so a late delay does not push the deadline back; a deadline
 		// already due fires at once.
