@@ -176,15 +176,13 @@ func serve(path string, _, stderr io.Writer) int {
 
 	// HTTP: probes and metrics answer throughout the drain (readiness 503).
 	if httpLn != nil {
-		hs := &http.Server{
-			Handler: httpapi.New(httpapi.Options{
-				Version: version, Started: started, Allocations: registry.ByTransport, Expiry: registry.Expiry,
-				Traffic: traffic, Drain: machine.Status, Gatherer: reg, Warnings: warnings,
-			}),
-			ReadHeaderTimeout: 5 * time.Second,
-		}
+		limits := httpapi.DefaultLimits()
+		hs := httpapi.NewServer(httpapi.New(httpapi.Options{
+			Version: version, Started: started, Allocations: registry.ByTransport, Expiry: registry.Expiry,
+			Traffic: traffic, Drain: machine.Status, Gatherer: reg, Warnings: warnings,
+		}), limits)
 		g.Add("http", func() error {
-			if err := hs.Serve(httpLn); !errors.Is(err, http.ErrServerClosed) {
+			if err := hs.Serve(httpapi.LimitListener(httpLn, limits.MaxConns)); !errors.Is(err, http.ErrServerClosed) {
 				return fmt.Errorf("serve http: %w", err)
 			}
 			return nil
