@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"crypto/rand"
 	"fmt"
 	"time"
 )
@@ -32,6 +33,7 @@ type Store struct {
 	secrets []string
 	sep     string
 	now     func() time.Time
+	decoy   [][]byte
 }
 
 // New builds a Store from o. It copies everything it keeps, so later changes
@@ -55,8 +57,16 @@ func New(o Options) *Store {
 	for name, pass := range o.Users {
 		s.static[name] = [][]byte{LongTermKey(name, o.Realm, pass)}
 	}
+	s.decoy = [][]byte{LongTermKey("", o.Realm, rand.Text())}
 	return s
 }
+
+// Decoy returns a key no client can know, for a request whose username Keys
+// refused. Checking MESSAGE-INTEGRITY against it fails just as a wrong
+// password does, after the same work: a client cannot tell an unknown user
+// from a known one by the answer or its timing. Like Keys' result, the slice
+// is shared and must not be modified.
+func (s *Store) Decoy() [][]byte { return s.decoy }
 
 // Realm returns the configured realm.
 func (s *Store) Realm() string { return s.realm }

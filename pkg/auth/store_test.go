@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"strconv"
@@ -242,5 +243,21 @@ func BenchmarkKeysREST(b *testing.B) {
 		if _, _, err := s.Keys(username, realm); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDecoyIsUnguessable: the decoy key is one key, differs from store to
+// store (it comes from a random password) and from the key of a user.
+func TestDecoyIsUnguessable(t *testing.T) {
+	o := auth.Options{Realm: "r", Users: map[string]string{"u": "p"}}
+	a, b := auth.New(o), auth.New(o)
+	if len(a.Decoy()) != 1 || len(a.Decoy()[0]) != 16 {
+		t.Fatalf("decoy %x, want one 16-byte key", a.Decoy())
+	}
+	if bytes.Equal(a.Decoy()[0], b.Decoy()[0]) {
+		t.Fatal("two stores share a decoy key")
+	}
+	if bytes.Equal(a.Decoy()[0], auth.LongTermKey("", "r", "")) || bytes.Equal(a.Decoy()[0], auth.LongTermKey("u", "r", "p")) {
+		t.Fatal("the decoy is a key a client can compute")
 	}
 }

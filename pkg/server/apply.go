@@ -62,7 +62,7 @@ func (s *Server) apply(cfg config.Config) error {
 // policy is the gate's view of cfg; apply has already checked it.
 func (s *Server) policy(cfg config.Config) *gate.Policy {
 	return &gate.Policy{
-		Keys:            func(u, r string) (string, [][]byte, error) { return s.creds.Load().Keys(u, r) },
+		Keys:            gateKeys(s),
 		MultiKey:        len(cfg.Auth.Secrets) > 1,
 		TCPAllocations:  cfg.Relay.TCPAllocations,
 		MaxLifetime:     grantableLifetime(cfg.Limits.MaxLifetime),
@@ -96,6 +96,20 @@ func (s *Server) pendingConnects(client, server net.Addr) (int, bool) {
 		return 0, false
 	}
 	return s.relay.PendingConnects(ap, server)
+}
+
+// gateKeys gives the gate a refused username's decoy key instead of the
+// error (see authenticate): its MESSAGE-INTEGRITY check then fails after the
+// same work as a wrong password's, and the request goes on to pion as one.
+func gateKeys(s *Server) func(u, r string) (string, [][]byte, error) {
+	return func(u, r string) (string, [][]byte, error) {
+		creds := s.creds.Load()
+		id, keys, err := creds.Keys(u, r)
+		if err != nil {
+			return "", creds.Decoy(), nil
+		}
+		return id, keys, nil
+	}
 }
 
 // bindings lets the gate count an allocation's permissions and channels,

@@ -1,5 +1,17 @@
 package server
 
+import "time"
+
 // UDPSocketCount returns how many client-facing UDP sockets are bound, over
 // every SO_REUSEPORT group.
 func (s *Server) UDPSocketCount() int { return len(s.udp) }
+
+// SetAuthLogClock makes the failed-authentication log limit read now.
+func (s *Server) SetAuthLogClock(now func() time.Time) {
+	s.authLog.mu.Lock()
+	s.authLog.now = now
+	s.authLog.mu.Unlock()
+}
+
+// AuthLogPerSecond is the failed-authentication log limit.
+const AuthLogPerSecond = authLogPerSecond

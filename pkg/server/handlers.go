@@ -15,18 +15,20 @@ import (
 	"github.com/turnd/turnd/pkg/relay"
 )
 
-// authenticate is pion's AuthHandler: the user's long-term key, or a refusal
-// (pion answers 401). With several REST secrets the gate has already found
-// which one the client used. A failing request was charged to its client's
-// rate limit by the gate, which could not verify it either.
+// authenticate is pion's AuthHandler: the user's long-term key. With several
+// REST secrets the gate has already found which one the client used.
+//
+// A username the store refuses (unknown, expired, another realm) gets a
+// decoy key instead of a refusal: pion then checks MESSAGE-INTEGRITY and
+// fails exactly as for a wrong password, with the same 401, the same work,
+// the same OnAuth event and log line, so user names cannot be enumerated.
+// A failing request was charged to its client's rate limit by the gate,
+// which could not verify it either.
 func (s *Server) authenticate(ra *turn.RequestAttributes) (string, []byte, bool) {
-	userID, keys, err := s.creds.Load().Keys(ra.Username, ra.Realm)
+	creds := s.creds.Load()
+	userID, keys, err := creds.Keys(ra.Username, ra.Realm)
 	if err != nil {
-		if ra.Method == stun.MethodAllocate {
-			s.obs.AllocationRejected(RejectAuth)
-		}
-		s.log.Debug("credential refused", "user", ra.Username, "client", ra.SrcAddr.String(), "method", ra.Method, "err", err)
-		return "", nil, false
+		return ra.Username, creds.Decoy()[0], true
 	}
 	key := keys[0]
 	if len(keys) > 1 {
@@ -100,7 +102,13 @@ func (s *Server) events() turn.EventHandler {
 		OnAuth: func(src, _ net.Addr, _, username, _, method string, ok bool) {
 			if !ok && method == stun.MethodAllocate.String() {
 				s.obs.AllocationRejected(RejectAuth)
-				s.log.Info("allocation refused: bad credentials", "user", username, "client", src.String())
+				if ok, held := s.authLog.allow(); ok {
+					args := []any{"user", clip(username), "client", src.String()}
+					if held > 0 {
+						args = append(args, "suppressed", held)
+					}
+					s.log.Info("allocation refused: bad credentials", args...)
+				}
 			}
 		},
 		OnAllocationCreated: func(src, dst net.Addr, _, userID, realm string, relayAddr net.Addr, _ int) {

@@ -26,6 +26,9 @@ import (
 // stays silent is cut instead of holding a goroutine and a socket.
 const tlsHandshakeTimeout = 10 * time.Second
 
+// authLogPerSecond bounds failed-authentication log lines.
+const authLogPerSecond = 10
+
 // Options build a Server.
 type Options struct {
 	Config config.Config
@@ -77,8 +80,10 @@ type Server struct {
 	streams streamConns
 
 	lastPanicLog panicClock
-	own          ownAddrs
-	alts         *alternates
+	// authLog bounds "bad credentials" lines, which any client can cause.
+	authLog *logLimit
+	own     ownAddrs
+	alts    *alternates
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -93,6 +98,7 @@ func New(opts Options) (*Server, error) {
 		obs:       opts.Observer,
 		accepting: opts.Accepting,
 		registry:  opts.Registry,
+		authLog:   newLogLimit(authLogPerSecond, nil),
 		closed:    make(chan struct{}),
 	}
 	if s.registry == nil {
