@@ -66,16 +66,18 @@ type downlink struct {
 	// mu is held while one round of ready sockets is handled; a closing
 	// Conn takes it to leave the set, so the loop never reads a descriptor
 	// that was closed (and perhaps reused) under it.
-	mu     sync.Mutex
-	closed bool
-	fds    []watched // by descriptor: small numbers, looked up once per ready descriptor
-	events [downlinkSlots]unix.EpollEvent
-	ring   *mmsg.Ring
-	used   int         // ring slots holding datagrams not yet flushed
-	pass   uint32      // counts epoll_wait calls; see readSocket
-	behind bool        // the previous epoll_wait filled events: more sockets were ready than one pass takes
-	lanes  []laneBatch // one per lane this loop has written to; a handful
-	vec    [][]byte    // frames of one socket's read for a TCP client (readSocket)
+	mu      sync.Mutex
+	closed  bool
+	inRound bool      // mu is held by round (see recovered)
+	cur     int32     // the descriptor round is handling
+	fds     []watched // by descriptor: small numbers, looked up once per ready descriptor
+	events  [downlinkSlots]unix.EpollEvent
+	ring    *mmsg.Ring
+	used    int         // ring slots holding datagrams not yet flushed
+	pass    uint32      // counts epoll_wait calls; see readSocket
+	behind  bool        // the previous epoll_wait filled events: more sockets were ready than one pass takes
+	lanes   []laneBatch // one per lane this loop has written to; a handful
+	vec     [][]byte    // frames of one socket's read for a TCP client (readSocket)
 }
 
 // watched is what a descriptor in the set is: a relay socket, or a plain
@@ -114,7 +116,7 @@ func newDownlink(g *Generator) (*downlink, error) {
 // run waits for the epoll set in the runtime's poller until close.
 func (d *downlink) run() {
 	for {
-		if err := d.rc.Read(d.poll); err != nil {
+		if err := d.serve(); err != nil {
 			return
 		}
 		d.mu.Lock()
@@ -123,6 +125,39 @@ func (d *downlink) run() {
 		if closed {
 			return
 		}
+	}
+}
+
+// serve runs rounds until the set is closed. A panic while one descriptor
+// is handled ends up here instead of killing every call: the descriptor
+// leaves the set (being level-triggered, it would panic again at once),
+// what the round had batched is dropped, and the loop serves the others.
+func (d *downlink) serve() (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			d.recovered(v)
+			err = nil
+		}
+	}()
+	return d.rc.Read(d.poll)
+}
+
+// recovered cleans up after a panic in round, which holds mu.
+func (d *downlink) recovered(v any) {
+	if d.inRound {
+		if w := d.at(d.cur); w.conn != nil || w.ready != nil {
+			d.unwatch(d.cur)
+			if w.released != nil {
+				w.released()
+			}
+		}
+		d.lanes = nil // their batches point into the ring: start afresh
+		d.used = 0
+		d.inRound = false
+		d.mu.Unlock()
+	}
+	if d.gen.opts.Panicked != nil {
+		d.gen.opts.Panicked(v)
 	}
 }
 
@@ -137,16 +172,19 @@ func (d *downlink) round(uintptr) bool {
 			d.mu.Unlock()
 			return true
 		}
+		d.inRound = true
 		n, err := epollPoll(d.efd, d.events[:])
 		d.pass++
 		behind := d.behind
 		d.behind = n == len(d.events)
 		if err != nil && !errors.Is(err, unix.EINTR) {
+			d.inRound = false
 			d.mu.Unlock()
 			return true // the set is gone: run sees closed
 		}
 		for i := 0; i < n; i++ {
 			fd := d.events[i].Fd
+			d.cur = fd
 			switch w := d.at(fd); {
 			case w.conn != nil:
 				d.readSocket(w.conn, behind)
@@ -155,6 +193,7 @@ func (d *downlink) round(uintptr) bool {
 			}
 		}
 		d.flush()
+		d.inRound = false
 		d.mu.Unlock()
 		if n == 0 && err == nil {
 			return false

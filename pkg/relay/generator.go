@@ -35,6 +35,9 @@ type Options struct {
 	// ConnectTimeout bounds the dial of an RFC 6062 Connect (pion answers
 	// 447 when it passes); 0 means DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// Panicked is told of a panic recovered in a downlink loop; the loop
+	// dropped the descriptor it was handling and carried on. nil: none.
+	Panicked func(v any)
 }
 
 // Generator hands out relay sockets to pion and keeps the fast path's view

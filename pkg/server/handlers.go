@@ -25,6 +25,7 @@ import (
 // A failing request was charged to its client's rate limit by the gate,
 // which could not verify it either.
 func (s *Server) authenticate(ra *turn.RequestAttributes) (string, []byte, bool) {
+	defer s.catch("auth handler") // refuses: 401
 	creds := s.creds.Load()
 	userID, keys, err := creds.Keys(ra.Username, ra.Realm)
 	if err != nil {
@@ -46,6 +47,7 @@ func (s *Server) authenticate(ra *turn.RequestAttributes) (string, []byte, bool)
 // only: refresh, permissions, channels and data never come here, which is
 // exactly what lets a drain refuse new allocations and keep the old ones.
 func (s *Server) admit(userID, _ string, src net.Addr) bool {
+	defer s.catch("quota handler") // refuses: 486
 	if !s.accepting() {
 		s.obs.AllocationRejected(RejectDraining)
 		s.log.Info("allocation refused: draining", "user", userID, "client", src.String())
@@ -66,6 +68,7 @@ func (s *Server) admit(userID, _ string, src net.Addr) bool {
 // permit is pion's PermissionHandler for CreatePermission and ChannelBind
 // (pion answers 403 on false).
 func (s *Server) permit(client net.Addr, peer net.IP) bool {
+	defer s.catch("permission handler") // refuses: 403
 	if s.peers.Load().Allowed(peer) {
 		return true
 	}
@@ -100,6 +103,7 @@ func (s *Server) transportOf(server net.Addr) allocation.Transport {
 func (s *Server) events() turn.EventHandler {
 	return turn.EventHandler{
 		OnAuth: func(src, _ net.Addr, _, username, _, method string, ok bool) {
+			defer s.catch("OnAuth")
 			if !ok && method == stun.MethodAllocate.String() {
 				s.obs.AllocationRejected(RejectAuth)
 				if ok, held := s.authLog.allow(); ok {
@@ -112,6 +116,7 @@ func (s *Server) events() turn.EventHandler {
 			}
 		},
 		OnAllocationCreated: func(src, dst net.Addr, _, userID, realm string, relayAddr net.Addr, _ int) {
+			defer s.catch("OnAllocationCreated")
 			t := s.transportOf(dst)
 			s.registry.Add(allocation.Info{
 				Client: src, Server: dst, Transport: t, User: userID, Realm: realm,
@@ -137,14 +142,17 @@ func (s *Server) events() turn.EventHandler {
 				"relay", relayAddr.String(), "dont_fragment", df, "allocations", s.registry.Count())
 		},
 		OnPermissionCreated: func(_, _ net.Addr, _, _, _ string, relayAddr net.Addr, peer net.IP) {
+			defer s.catch("OnPermissionCreated")
 			if err := s.relay.Permit(relayAddr, peer, false); err != nil {
 				s.log.Warn("permission not mirrored to the fast path", "relay", relayAddr.String(), "err", err)
 			}
 		},
 		OnPermissionDeleted: func(_, _ net.Addr, _, _, _ string, relayAddr net.Addr, peer net.IP) {
+			defer s.catch("OnPermissionDeleted")
 			_ = s.relay.Permit(relayAddr, peer, true)
 		},
 		OnChannelCreated: func(src, _ net.Addr, _, _, _ string, relayAddr, peer net.Addr, number uint16) {
+			defer s.catch("OnChannelCreated")
 			if err := s.relay.BindChannel(relayAddr, peer, number, false); err != nil {
 				s.log.Warn("channel not mirrored to the fast path", "relay", relayAddr.String(), "err", err)
 			}
@@ -152,9 +160,11 @@ func (s *Server) events() turn.EventHandler {
 				"peer", peer.String(), "channel", number)
 		},
 		OnChannelDeleted: func(_, _ net.Addr, _, _, _ string, relayAddr, peer net.Addr, number uint16) {
+			defer s.catch("OnChannelDeleted")
 			_ = s.relay.BindChannel(relayAddr, peer, number, true)
 		},
 		OnAllocationDeleted: func(src, dst net.Addr, _, userID, _ string) {
+			defer s.catch("OnAllocationDeleted")
 			info, ok := s.registry.Remove(src, dst)
 			if !ok {
 				return
@@ -174,27 +184,26 @@ func (s *Server) events() turn.EventHandler {
 // through it), reservation hints are applied, and allocations that could not
 // be served are counted (pion answers those 508).
 func (s *Server) relayGenerator(lane *mmsg.Socket, hint *gate.PortHint) turn.RelayAddressGenerator {
-	return socketGenerator{Generator: s.relay, obs: s.obs, lane: lane, hint: hint}
+	return socketGenerator{Generator: s.relay, s: s, obs: s.obs, lane: lane, hint: hint}
 }
 
 // streamGenerator is relayGenerator for a plain TCP listener: its clients'
 // downlink is served by the relay's loops.
 func (s *Server) streamGenerator() turn.RelayAddressGenerator {
-	return socketGenerator{Generator: s.relay, obs: s.obs, stream: true}
+	return socketGenerator{Generator: s.relay, s: s, obs: s.obs, stream: true}
 }
 
 type socketGenerator struct {
 	*relay.Generator
+	s      *Server
 	obs    Observer
 	lane   *mmsg.Socket
 	hint   *gate.PortHint
 	stream bool
 }
 
-func (c socketGenerator) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.PacketConn, net.Addr, error) {
-	var conn net.PacketConn
-	var addr net.Addr
-	var err error
+func (c socketGenerator) AllocatePacketConn(conf turn.AllocateListenerConfig) (conn net.PacketConn, addr net.Addr, err error) {
+	defer c.catch(&err)
 	if p := c.hint.Take(); p != 0 && conf.RequestedPort == 0 {
 		conf.RequestedPort = p
 	}
@@ -221,10 +230,20 @@ func (c socketGenerator) AllocatePacketConn(conf turn.AllocateListenerConfig) (n
 	return conn, addr, err
 }
 
-func (c socketGenerator) AllocateListener(conf turn.AllocateListenerConfig) (net.Listener, net.Addr, error) {
-	ln, addr, err := c.Generator.AllocateListener(conf)
+func (c socketGenerator) AllocateListener(conf turn.AllocateListenerConfig) (ln net.Listener, addr net.Addr, err error) {
+	defer c.catch(&err)
+	ln, addr, err = c.Generator.AllocateListener(conf)
 	if err != nil {
 		c.obs.AllocationRejected(RejectCapacity)
 	}
 	return ln, addr, err
+}
+
+// catch is Server.catch for the relay generator, which must return an error
+// (pion answers 508) rather than a nil socket.
+func (c socketGenerator) catch(err *error) {
+	if v := recover(); v != nil {
+		c.s.recovered("relay address generator", v)
+		*err = fmt.Errorf("allocate relay: %w", errRecovered)
+	}
 }

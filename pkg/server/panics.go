@@ -11,15 +11,29 @@ import (
 const panicLogEvery = time.Second
 
 // panicked reports a panic recovered while handling one packet.
-func (s *Server) panicked(v any) {
+func (s *Server) panicked(v any) { s.recovered("packet", v) }
+
+// catch recovers a panic in one of turnd's callbacks that run on pion's
+// goroutines (a read loop serving many clients, an allocation's relay
+// loop): a bug there must cost one request, not every call. The callback
+// returns its zero values; use it as `defer s.catch("where")`.
+func (s *Server) catch(where string) {
+	if v := recover(); v != nil {
+		s.recovered(where, v)
+	}
+}
+
+// recovered counts a recovered panic and logs it, at most once per
+// panicLogEvery.
+func (s *Server) recovered(where string, v any) {
 	s.obs.PanicRecovered()
 	now := time.Now().UnixNano()
 	last := s.lastPanicLog.Load()
 	if now-last < int64(panicLogEvery) || !s.lastPanicLog.CompareAndSwap(last, now) {
 		return
 	}
-	s.log.Error("recovered from a panic while handling a packet; the packet was dropped",
-		"panic", fmt.Sprint(v))
+	s.log.Error("recovered from a panic; that request or packet was dropped, serving goes on",
+		"in", where, "panic", fmt.Sprint(v))
 }
 
 // panicClock is the last time a panic was logged, in Unix nanoseconds.

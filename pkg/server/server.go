@@ -129,6 +129,7 @@ func New(opts Options) (*Server, error) {
 	}
 	ropts.Counters = opts.Traffic
 	ropts.Forbidden = s.own.contains
+	ropts.Panicked = func(v any) { s.recovered("relay downlink loop", v) }
 	s.relay = relay.New(ropts)
 	s.gate = gate.New(s.policy(cfg), gate.Hooks{
 		Accepting:  s.accepting,
