@@ -382,3 +382,25 @@ func (c *Client) ChannelBind(number uint16, peer *net.UDPAddr) *stun.Message {
 	binary.BigEndian.PutUint16(v, number)
 	return c.Request(stun.MethodChannelBind, RawAttr(stun.AttrChannelNumber, v), PeerAddr(peer))
 }
+
+// ReadFrame returns the next datagram or stream frame from the server,
+// waiting at most timeout.
+func (c *Client) ReadFrame(timeout time.Duration) ([]byte, error) {
+	return c.readFrame(time.Now().Add(timeout))
+}
+
+// SendChannel sends data as ChannelData on channel number, without waiting.
+func (c *Client) SendChannel(number uint16, data []byte) {
+	c.t.Helper()
+	size := 4 + len(data)
+	if c.stream {
+		size = (size + 3) &^ 3 // RFC 8656 §12.5: padded over TCP
+	}
+	msg := make([]byte, size)
+	binary.BigEndian.PutUint16(msg, number)
+	binary.BigEndian.PutUint16(msg[2:], uint16(len(data)))
+	copy(msg[4:], data)
+	if _, err := c.conn.Write(msg); err != nil {
+		c.t.Fatal(err)
+	}
+}

@@ -182,6 +182,9 @@ func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool)
 // WriteTo is pion's uplink path (Send indications, and ChannelData the
 // fast path did not take).
 func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
+	if c.gen.forbidden(addr) {
+		return len(p), nil // dropped, as a datagram may be
+	}
 	n, err := c.Socket.WriteTo(p, addr)
 	if err == nil {
 		c.tally.toPeer(c.gen.opts.Counters, n)

@@ -30,7 +30,8 @@ type Options struct {
 	// Counters receives the relayed traffic totals; nil allocates fresh ones.
 	Counters *Counters
 	// Forbidden reports peers no data may be sent to whatever the
-	// permissions say: the server's own listening and HTTP sockets. nil: none.
+	// permissions say: the server's own listening and HTTP sockets, and
+	// peers a reload denied (see Revoke). nil: none.
 	Forbidden func(netip.AddrPort) bool
 	// ConnectTimeout bounds the dial of an RFC 6062 Connect (pion answers
 	// 447 when it passes); 0 means DefaultConnectTimeout.

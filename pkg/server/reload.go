@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net/netip"
 
 	"github.com/turnd/turnd/pkg/config"
 )
@@ -24,7 +25,27 @@ func (s *Server) Reload(cfg config.Config) (restartNeeded []string, err error) {
 		return restartNeeded, fmt.Errorf("reload: %w", err)
 	}
 	s.obs.Reloaded(true)
+	s.revokeDenied()
 	return restartNeeded, nil
+}
+
+// revokeDenied stops live allocations relaying to peers the filter in
+// force denies: their fast-path permissions and channels go, and pion's
+// own, left to expire, can no longer send (forbidden).
+func (s *Server) revokeDenied() {
+	peers := s.peers.Load()
+	perms, chans := s.relay.Revoke(func(a netip.Addr) bool { return !peers.AllowedAddr(a) })
+	if perms+chans > 0 {
+		s.log.Info("reload: live permissions and channels to peers now denied removed",
+			"permissions", perms, "channels", chans)
+	}
+}
+
+// forbidden reports peers no relayed data may reach whatever pion's
+// permissions say: turnd's own sockets, and peers the filter denies (after
+// a reload; before, no permission to them could be created).
+func (s *Server) forbidden(ap netip.AddrPort) bool {
+	return s.own.contains(ap) || !s.peers.Load().AllowedAddr(ap.Addr())
 }
 
 // ReloadFailed records a reload that failed before reaching the server

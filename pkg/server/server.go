@@ -128,7 +128,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	ropts.Counters = opts.Traffic
-	ropts.Forbidden = s.own.contains
+	ropts.Forbidden = s.forbidden
 	ropts.Panicked = func(v any) { s.recovered("relay downlink loop", v) }
 	s.relay = relay.New(ropts)
 	s.gate = gate.New(s.policy(cfg), gate.Hooks{

@@ -1,0 +1,79 @@
+package relay
+
+import (
+	"net"
+	"net/netip"
+)
+
+// Revoke removes, from every live allocation's fast path, the permissions
+// and channels of the peers denied reports, and returns how many it
+// removed. A reload that denies peers calls it: live allocations must stop
+// relaying to them at once, not when their permissions expire.
+//
+// pion keeps its own permissions and channels until they expire (clients
+// cannot refresh them: the peer filter refuses). What the fast path no
+// longer takes goes to pion and out through Conn.WriteTo, where
+// Options.Forbidden must then refuse the peer as well.
+func (g *Generator) Revoke(denied func(netip.Addr) bool) (permissions, channels int) {
+	g.mu.Lock()
+	conns := make([]*Conn, 0, len(g.live))
+	for _, c := range g.live {
+		conns = append(conns, c)
+	}
+	g.mu.Unlock()
+	for _, c := range conns {
+		p, ch := c.revoke(denied)
+		permissions += p
+		channels += len(ch)
+		cp := c.client.Load()
+		if cp == nil {
+			continue
+		}
+		for _, number := range ch {
+			g.up.del(upKey{client: unmap(cp.addr), server: c.server, number: number}, c)
+		}
+	}
+	return permissions, channels
+}
+
+// revoke drops c's permissions and channels whose peer is denied and
+// returns how many permissions and which channel numbers it dropped.
+func (c *Conn) revoke(denied func(netip.Addr) bool) (permissions int, channels []uint16) {
+	c.bindMu.Lock()
+	defer c.bindMu.Unlock()
+	if old := c.perms.Load(); old != nil {
+		next := make([]netip.Addr, 0, len(*old))
+		for _, a := range *old {
+			if denied(a) {
+				permissions++
+				continue
+			}
+			next = append(next, a)
+		}
+		c.perms.Store(&next)
+	}
+	if old := c.chans.Load(); old != nil {
+		next := make([]channel, 0, len(*old))
+		for _, ch := range *old {
+			if denied(ch.peer.Addr()) {
+				channels = append(channels, ch.number)
+				continue
+			}
+			next = append(next, ch)
+		}
+		c.chans.Store(&next)
+	}
+	return permissions, channels
+}
+
+// forbidden reports whether the Forbidden option refuses addr.
+func (g *Generator) forbidden(addr net.Addr) bool {
+	if g.opts.Forbidden == nil {
+		return false
+	}
+	ua, ok := addr.(*net.UDPAddr)
+	if !ok {
+		return false
+	}
+	return g.opts.Forbidden(unmap(ua.AddrPort()))
+}
