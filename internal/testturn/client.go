@@ -383,12 +383,6 @@ func (c *Client) ChannelBind(number uint16, peer *net.UDPAddr) *stun.Message {
 	return c.Request(stun.MethodChannelBind, RawAttr(stun.AttrChannelNumber, v), PeerAddr(peer))
 }
 
-// ReadFrame returns the next datagram or stream frame from the server,
-// waiting at most timeout.
-func (c *Client) ReadFrame(timeout time.Duration) ([]byte, error) {
-	return c.readFrame(time.Now().Add(timeout))
-}
-
 // SendChannel sends data as ChannelData on channel number, without waiting.
 func (c *Client) SendChannel(number uint16, data []byte) {
 	c.t.Helper()

@@ -10,6 +10,9 @@ var (
 	ErrUnknownUser = errors.New("unknown user")
 	// ErrExpired means a TURN REST username's expiry is not in the future.
 	ErrExpired = errors.New("credential expired")
+	// ErrTooLong means a TURN REST username expires further ahead than
+	// Options.MaxValidity allows.
+	ErrTooLong = errors.New("credential valid for longer than allowed")
 	// ErrRealmMismatch means the request names a realm other than the configured one.
 	ErrRealmMismatch = errors.New("realm mismatch")
 )

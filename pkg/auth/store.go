@@ -23,6 +23,9 @@ type Options struct {
 	Separator string
 	// Now tells the time for expiry checks. Nil means time.Now.
 	Now func() time.Time
+	// MaxValidity refuses REST usernames that expire further ahead than
+	// this. 0 means no cap (up to year 9999).
+	MaxValidity time.Duration
 }
 
 // Store resolves usernames to long-term keys. It is immutable after New and
@@ -33,6 +36,7 @@ type Store struct {
 	secrets []string
 	sep     string
 	now     func() time.Time
+	maxTTL  time.Duration
 	decoy   [][]byte
 }
 
@@ -45,6 +49,7 @@ func New(o Options) *Store {
 		secrets: append([]string(nil), o.Secrets...),
 		sep:     o.Separator,
 		now:     o.Now,
+		maxTTL:  o.MaxValidity,
 	}
 	if s.sep == "" {
 		s.sep = DefaultSeparator
@@ -77,7 +82,7 @@ func (s *Store) Realm() string { return s.realm }
 // The returned slices are shared and must not be modified.
 //
 // Keys is called on every authenticated TURN request (not per data packet).
-// Errors wrap ErrRealmMismatch, ErrExpired or ErrUnknownUser.
+// Errors wrap ErrRealmMismatch, ErrExpired, ErrTooLong or ErrUnknownUser.
 func (s *Store) Keys(username, realm string) (userID string, keys [][]byte, err error) {
 	if realm != s.realm {
 		return "", nil, fmt.Errorf("check realm: %w", ErrRealmMismatch)
@@ -92,8 +97,12 @@ func (s *Store) Keys(username, realm string) (userID string, keys [][]byte, err 
 	if err != nil {
 		return "", nil, err
 	}
-	if !r.expiry.After(s.now()) {
+	now := s.now()
+	if !r.expiry.After(now) {
 		return "", nil, fmt.Errorf("check rest username expiry %s: %w", r.expiry.UTC().Format(time.RFC3339), ErrExpired)
+	}
+	if s.maxTTL > 0 && r.expiry.Sub(now) > s.maxTTL {
+		return "", nil, fmt.Errorf("check rest username expiry %s: %w", r.expiry.UTC().Format(time.RFC3339), ErrTooLong)
 	}
 	keys = make([][]byte, len(s.secrets))
 	for i, secret := range s.secrets {

@@ -261,3 +261,27 @@ func TestDecoyIsUnguessable(t *testing.T) {
 		t.Fatal("the decoy is a key a client can compute")
 	}
 }
+
+// TestMaxValidity: a REST username expiring further ahead than MaxValidity
+// is refused (year 9999 included); one within it, or any with no cap, works.
+func TestMaxValidity(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	name := func(d time.Duration) string { return strconv.FormatInt(now.Add(d).Unix(), 10) + ":alice" }
+	capped := auth.New(auth.Options{Realm: realm, Secrets: []string{"s"}, Now: func() time.Time { return now }, MaxValidity: 24 * time.Hour})
+	open := auth.New(auth.Options{Realm: realm, Secrets: []string{"s"}, Now: func() time.Time { return now }})
+	for _, tt := range []struct {
+		user    string
+		wantErr error
+	}{
+		{name(24 * time.Hour), nil},
+		{name(24*time.Hour + time.Second), auth.ErrTooLong},
+		{"253402300799:alice", auth.ErrTooLong},
+	} {
+		if _, _, err := capped.Keys(tt.user, realm); !errors.Is(err, tt.wantErr) {
+			t.Errorf("capped at 24h, %s: %v, want %v", tt.user, err, tt.wantErr)
+		}
+		if _, _, err := open.Keys(tt.user, realm); err != nil {
+			t.Errorf("no cap, %s: %v", tt.user, err)
+		}
+	}
+}

@@ -130,6 +130,9 @@ func (c Config) checkAuth(v *validator) {
 	if utf8.RuneCountInString(a.RESTSeparator) != 1 {
 		v.add("auth.rest_separator", "must be exactly one character, got %q", a.RESTSeparator)
 	}
+	if a.MaxRESTValidity < 0 {
+		v.add("auth.max_rest_validity", "must be >= 0 (0 means no cap)")
+	}
 }
 
 func (c Config) checkPeers(v *validator) {
@@ -167,6 +170,8 @@ func (c Config) checkLimits(v *validator) {
 		"limits.permissions_per_allocation": l.PermissionsPerAllocation,
 		"limits.channels_per_allocation":    l.ChannelsPerAllocation,
 		"limits.unauthenticated_rate":       l.UnauthenticatedRate,
+		"limits.connections_per_ip":         l.ConnectionsPerIP,
+		"limits.connections":                l.Connections,
 	} {
 		if n < 0 {
 			v.add(path, "must be >= 0 (0 means unlimited)")

@@ -88,6 +88,11 @@ type Auth struct {
 	Secrets []string `yaml:"secrets"`
 	// RESTSeparator separates expiry and user in REST usernames. Default ":".
 	RESTSeparator string `yaml:"rest_separator"`
+	// MaxRESTValidity refuses REST usernames whose expiry lies further in
+	// the future than this (a credential service issues hours or a day, so
+	// a far expiry is a forged or leaked-for-good credential). Default 168h
+	// (7 days); 0 means any expiry up to year 9999.
+	MaxRESTValidity time.Duration `yaml:"max_rest_validity"`
 }
 
 // Peers is the peer address filter. Loopback is checked first (denied unless
@@ -104,9 +109,12 @@ type Peers struct {
 
 // Limits are quotas and lifetimes.
 type Limits struct {
-	// TotalAllocations caps live allocations on this server. Default 0 (unlimited).
+	// TotalAllocations caps live allocations on this server. Default 0
+	// (unlimited: the relay port range is the cap).
 	TotalAllocations int `yaml:"total_allocations"`
-	// UserAllocations caps live allocations per user. Default 0 (unlimited).
+	// UserAllocations caps live allocations per user (a REST user is the
+	// part after the expiry), so a leaked credential cannot hold the relay
+	// range. Default 128 (a browser takes 1-4 per call); 0 means unlimited.
 	UserAllocations int `yaml:"user_allocations"`
 	// MaxLifetime caps the lifetime a client may request. Default 1h; must be > 0.
 	MaxLifetime time.Duration `yaml:"max_lifetime"`
@@ -115,7 +123,8 @@ type Limits struct {
 	// ChannelLifetime is how long a channel binding lives. Default 10m; must be > 0.
 	ChannelLifetime time.Duration `yaml:"channel_lifetime"`
 	// IPAllocations caps live allocations per client IPv4 address or IPv6
-	// /64 (one host's share). Default 0 (unlimited).
+	// /64 (one host's share). Default 256 (room for an office behind one NAT
+	// address); 0 means unlimited.
 	IPAllocations int `yaml:"ip_allocations"`
 	// PermissionsPerAllocation caps the peers one allocation may permit;
 	// more are answered 508. Default 64; 0 means unlimited.
@@ -132,6 +141,14 @@ type Limits struct {
 	// allocation (and is no RFC 6062 data connection) this long after it
 	// was accepted. Default 30s; must be > 0.
 	IdleConnectionTimeout time.Duration `yaml:"idle_connection_timeout"`
+	// ConnectionsPerIP caps open TCP and TLS client connections per client
+	// IP address; more are closed as they are accepted. Default 128; 0
+	// means unlimited.
+	ConnectionsPerIP int `yaml:"connections_per_ip"`
+	// Connections caps open TCP and TLS client connections in all, so they
+	// cannot take the file descriptors relay sockets need. Default 16384;
+	// 0 means unlimited.
+	Connections int `yaml:"connections"`
 }
 
 // Drain configures graceful shutdown (SIGTERM, SIGUSR1, first SIGINT).

@@ -23,12 +23,16 @@ func Default() Config {
 			MaxPort:        65535,
 			TCPAllocations: true,
 		},
-		Auth: Auth{RESTSeparator: ":"},
+		Auth: Auth{RESTSeparator: ":", MaxRESTValidity: 7 * 24 * time.Hour},
 		Limits: Limits{
 			MaxLifetime:        time.Hour,
 			PermissionLifetime: 5 * time.Minute,
 			ChannelLifetime:    10 * time.Minute,
 
+			UserAllocations:          128,
+			IPAllocations:            256,
+			ConnectionsPerIP:         128,
+			Connections:              16384,
 			PermissionsPerAllocation: 64,
 			ChannelsPerAllocation:    64,
 			UnauthenticatedRate:      50,

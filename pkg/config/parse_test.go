@@ -149,9 +149,10 @@ func TestParseFull(t *testing.T) {
 			MinPort: 40000, MaxPort: 40999, TCPAllocations: false,
 		},
 		Auth: Auth{
-			Users:         map[string]string{"alice": "s3cret", "bob": "1234"},
-			Secrets:       []string{"new-secret", "old-secret"},
-			RESTSeparator: "-",
+			Users:           map[string]string{"alice": "s3cret", "bob": "1234"},
+			Secrets:         []string{"new-secret", "old-secret"},
+			RESTSeparator:   "-",
+			MaxRESTValidity: 24 * time.Hour,
 		},
 		Peers: Peers{
 			AllowLoopback: true,
@@ -162,7 +163,7 @@ func TestParseFull(t *testing.T) {
 			TotalAllocations: 10000, UserAllocations: 100,
 			MaxLifetime: 30 * time.Minute, PermissionLifetime: 150 * time.Second, ChannelLifetime: 5 * time.Minute,
 			IPAllocations: 20, PermissionsPerAllocation: 32, ChannelsPerAllocation: 16, UnauthenticatedRate: 100,
-			IdleConnectionTimeout: 10 * time.Second,
+			IdleConnectionTimeout: 10 * time.Second, ConnectionsPerIP: 50, Connections: 5000,
 		},
 		Drain: Drain{
 			Timeout: 2 * time.Hour, Delay: 15 * time.Second,

@@ -12,12 +12,19 @@ func (c *converter) limits() {
 		{"user-quota", "limits.user_allocations", &c.cfg.Limits.UserAllocations},
 		{"total-quota", "limits.total_allocations", &c.cfg.Limits.TotalAllocations},
 	} {
-		if o, ok := c.last(q.name); ok {
-			if n, ok := c.integer(o, isCount); ok {
-				*q.dst, c.why[q.path] = n, src(o)+"; 486 when reached"
-			} else {
-				c.warn(o, "a negative quota means nothing; keeping 0 (unlimited)")
+		o, ok := c.last(q.name)
+		if !ok {
+			// coturn's quotas default to unlimited; turnd's user quota
+			// does not (a leaked credential must not hold the relay range).
+			if *q.dst != 0 {
+				c.why[q.path] = "turnd's default; coturn's " + q.name + " is unlimited by default"
 			}
+			continue
+		}
+		if n, ok := c.integer(o, isCount); ok {
+			*q.dst, c.why[q.path] = n, src(o)+"; 486 when reached"
+		} else {
+			c.warn(o, "a negative quota means nothing; keeping turnd's default %d (0: unlimited)", *q.dst)
 		}
 	}
 	for _, l := range []struct {

@@ -24,6 +24,7 @@ type Metrics struct {
 	rejected     *prometheus.CounterVec
 	permRejected *prometheus.CounterVec
 	dropped      *prometheus.CounterVec
+	connRefused  *prometheus.CounterVec
 	panics       prometheus.Counter
 	reloads      *prometheus.CounterVec
 	reloadOK     prometheus.Gauge
@@ -49,9 +50,13 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 			Name: "turnd_requests_dropped_total",
 			Help: "Requests dropped unanswered, by reason (rate_limited: limits.unauthenticated_rate; bad_fingerprint).",
 		}, []string{"reason"}),
+		connRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "turnd_connections_refused_total",
+			Help: "TCP and TLS client connections closed on accept, by cap reached (per_ip: limits.connections_per_ip, total: limits.connections).",
+		}, []string{"reason"}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "turnd_panics_recovered_total",
-			Help: "Packets whose handling panicked; each was dropped and the server carried on.",
+			Help: "Panics recovered (a packet, a request callback or a downlink loop); the server carried on.",
 		}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "turnd_config_reloads_total", Help: "Configuration reloads (SIGHUP), by result (success, failure).",
@@ -79,7 +84,9 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 	m.permRejected.WithLabelValues("capacity")
 	m.dropped.WithLabelValues("rate_limited")
 	m.dropped.WithLabelValues("bad_fingerprint")
-	cs := []prometheus.Collector{m.created, m.rejected, m.permRejected, m.dropped, m.panics, m.reloads, m.reloadOK, m.reloadTime,
+	m.connRefused.WithLabelValues("per_ip")
+	m.connRefused.WithLabelValues("total")
+	cs := []prometheus.Collector{m.created, m.rejected, m.permRejected, m.dropped, m.connRefused, m.panics, m.reloads, m.reloadOK, m.reloadTime,
 		m.forceClosed, newStateCollector(src)}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
@@ -107,6 +114,9 @@ func (m *Metrics) PermissionRejected(reason string) { m.permRejected.WithLabelVa
 
 // RequestDropped counts a request dropped unanswered.
 func (m *Metrics) RequestDropped(reason string) { m.dropped.WithLabelValues(reason).Inc() }
+
+// ConnectionRefused counts a client connection closed on accept.
+func (m *Metrics) ConnectionRefused(reason string) { m.connRefused.WithLabelValues(reason).Inc() }
 
 // PanicRecovered counts a packet whose handling panicked.
 func (m *Metrics) PanicRecovered() { m.panics.Inc() }

@@ -43,6 +43,8 @@ func (s *Server) apply(cfg config.Config) error {
 		Users:     cfg.Auth.Users,
 		Secrets:   cfg.Auth.Secrets,
 		Separator: cfg.Auth.RESTSeparator,
+
+		MaxValidity: cfg.Auth.MaxRESTValidity,
 	})
 
 	s.cfg.Store(&cfg)
@@ -53,6 +55,7 @@ func (s *Server) apply(cfg config.Config) error {
 	}
 	s.registry.SetLimits(limitsOf(cfg))
 	s.alts.set(alts)
+	s.streams.limits.Store(&connLimits{perIP: cfg.Limits.ConnectionsPerIP, total: cfg.Limits.Connections})
 	if s.gate != nil {
 		s.gate.SetPolicy(s.policy(cfg))
 	}

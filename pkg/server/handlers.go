@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -10,6 +11,7 @@ import (
 	"github.com/pion/turn/v5"
 
 	"github.com/turnd/turnd/pkg/allocation"
+	"github.com/turnd/turnd/pkg/auth"
 	"github.com/turnd/turnd/pkg/gate"
 	"github.com/turnd/turnd/pkg/mmsg"
 	"github.com/turnd/turnd/pkg/relay"
@@ -29,6 +31,14 @@ func (s *Server) authenticate(ra *turn.RequestAttributes) (string, []byte, bool)
 	creds := s.creds.Load()
 	userID, keys, err := creds.Keys(ra.Username, ra.Realm)
 	if err != nil {
+		if errors.Is(err, auth.ErrTooLong) {
+			// Says nothing a client could not know (the expiry is in its
+			// username), and tells the operator why a credential fails.
+			if ok, _ := s.authLog.allow(); ok {
+				s.log.Warn("REST credential expires further ahead than auth.max_rest_validity",
+					"user", clip(ra.Username), "client", ra.SrcAddr.String())
+			}
+		}
 		return ra.Username, creds.Decoy()[0], true
 	}
 	key := keys[0]

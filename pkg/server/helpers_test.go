@@ -193,13 +193,28 @@ type fakeObserver struct {
 	reloads  []bool
 	dropped  []string
 	panics   int
-	changed  chan struct{} // coalesced wake-up after every rejection
+
+	refusedConns []string
+	changed      chan struct{} // coalesced wake-up after every rejection
 }
 
 func (o *fakeObserver) RequestDropped(reason string) {
 	o.mu.Lock()
 	o.dropped = append(o.dropped, reason)
 	o.mu.Unlock()
+}
+
+func (o *fakeObserver) ConnectionRefused(reason string) {
+	o.mu.Lock()
+	o.refusedConns = append(o.refusedConns, reason)
+	o.mu.Unlock()
+}
+
+// RefusedConns returns the reasons of connections refused on accept.
+func (o *fakeObserver) RefusedConns() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.refusedConns...)
 }
 
 func (o *fakeObserver) PanicRecovered() {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -92,7 +94,12 @@ func closeAll[T interface{ Close() error }](xs []T) error {
 type streamConns struct {
 	mu     sync.Mutex
 	conns  map[*trackedConn]struct{}
+	perIP  map[netip.Addr]int
 	closed bool
+
+	limits atomic.Pointer[connLimits] // nil: none; replaced by a reload
+	// refused is told of each connection closed on accept, with the reason.
+	refused func(reason string)
 }
 
 // track wraps ln so that every connection it accepts joins the set. It wraps
@@ -105,7 +112,7 @@ func (s *streamConns) track(ln net.Listener) net.Listener {
 func (s *streamConns) closeAll() {
 	s.mu.Lock()
 	conns := s.conns
-	s.conns, s.closed = nil, true
+	s.conns, s.perIP, s.closed = nil, nil, true
 	s.mu.Unlock()
 	for c := range conns {
 		_ = c.Conn.Close()
@@ -117,31 +124,48 @@ type trackedListener struct {
 	set *streamConns
 }
 
+// Accept returns the next connection within the caps; one over them is
+// closed at once and the next one waited for, since an error here would end
+// pion's accept loop.
 func (l *trackedListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	tc := &trackedConn{Conn: c, set: l.set}
-	l.set.mu.Lock()
-	closed := l.set.closed
-	if !closed {
-		if l.set.conns == nil {
-			l.set.conns = make(map[*trackedConn]struct{})
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
 		}
-		l.set.conns[tc] = struct{}{}
+		tc := &trackedConn{Conn: c, set: l.set}
+		l.set.mu.Lock()
+		closed := l.set.closed
+		refused := ""
+		if !closed {
+			tc.ip, refused = l.set.admitConn(c.RemoteAddr())
+			if refused == "" {
+				if l.set.conns == nil {
+					l.set.conns = make(map[*trackedConn]struct{})
+				}
+				l.set.conns[tc] = struct{}{}
+			}
+		}
+		l.set.mu.Unlock()
+		if refused != "" {
+			if l.set.refused != nil {
+				l.set.refused(refused)
+			}
+			_ = c.Close()
+			continue
+		}
+		if closed {
+			// Accepted while the server closed: pion's first read fails and it lets go.
+			_ = c.Close()
+		}
+		return tc, nil
 	}
-	l.set.mu.Unlock()
-	if closed {
-		// Accepted while the server closed: pion's first read fails and it lets go.
-		_ = c.Close()
-	}
-	return tc, nil
 }
 
 type trackedConn struct {
 	net.Conn
 	set *streamConns
+	ip  netip.Addr
 }
 
 // SyscallConn exposes the TCP socket, so the gate and the relay can read
@@ -155,7 +179,10 @@ func (c *trackedConn) SyscallConn() (syscall.RawConn, error) {
 
 func (c *trackedConn) Close() error {
 	c.set.mu.Lock()
-	delete(c.set.conns, c)
+	if _, ok := c.set.conns[c]; ok { // once, however often Close is called
+		delete(c.set.conns, c)
+		c.set.releaseConn(c.ip)
+	}
 	c.set.mu.Unlock()
 	return c.Conn.Close()
 }

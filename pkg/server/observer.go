@@ -31,6 +31,7 @@ type Observer interface {
 	AllocationRejected(reason string)
 	PermissionRejected(reason string)
 	RequestDropped(reason string)
+	ConnectionRefused(reason string)
 	PanicRecovered()
 	Reloaded(ok bool)
 }
@@ -43,4 +44,5 @@ func (nopObserver) AllocationRejected(string)              {}
 func (nopObserver) PermissionRejected(string)              {}
 func (nopObserver) Reloaded(bool)                          {}
 func (nopObserver) RequestDropped(string)                  {}
+func (nopObserver) ConnectionRefused(string)               {}
 func (nopObserver) PanicRecovered()                        {}

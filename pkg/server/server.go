@@ -120,6 +120,7 @@ func New(opts Options) (*Server, error) {
 	if s.alts.refresh <= 0 {
 		s.alts.refresh = defaultAlternatesRefresh
 	}
+	s.streams.refused = s.obs.ConnectionRefused
 	if err := s.apply(cfg); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,53 @@
+package server
+
+import (
+	"net"
+	"net/netip"
+)
+
+// Reasons a TCP or TLS connection is refused on accept.
+const (
+	RefuseConnectionsPerIP = "per_ip" // limits.connections_per_ip
+	RefuseConnections      = "total"  // limits.connections
+)
+
+// connLimits are the caps on open client connections; zero means none.
+type connLimits struct {
+	perIP, total int
+}
+
+// admitConn books a newly accepted connection from remote against the caps,
+// or returns why it must be closed. Called with s.mu held.
+//
+// Every idle connection holds a descriptor (shared with the relay sockets),
+// a goroutine and a read buffer: one address must not take them all from
+// the others, nor all addresses together from the UDP allocations.
+func (s *streamConns) admitConn(remote net.Addr) (ip netip.Addr, refused string) {
+	if ta, ok := remote.(*net.TCPAddr); ok {
+		ip = ta.AddrPort().Addr().Unmap()
+	}
+	l := s.limits.Load()
+	if l == nil {
+		l = &connLimits{}
+	}
+	switch {
+	case l.total > 0 && len(s.conns) >= l.total:
+		return ip, RefuseConnections
+	case l.perIP > 0 && s.perIP[ip] >= l.perIP:
+		return ip, RefuseConnectionsPerIP
+	}
+	if s.perIP == nil {
+		s.perIP = make(map[netip.Addr]int)
+	}
+	s.perIP[ip]++
+	return ip, ""
+}
+
+// releaseConn gives back what admitConn booked. Called with s.mu held.
+func (s *streamConns) releaseConn(ip netip.Addr) {
+	if s.perIP[ip] <= 1 {
+		delete(s.perIP, ip)
+		return
+	}
+	s.perIP[ip]--
+}
