@@ -1,0 +1,49 @@
+package server_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/turnd/turnd/internal/testturn"
+	"github.com/turnd/turnd/pkg/auth"
+)
+
+// TestDefaultsRefuseFarREST: with the default auth.max_rest_validity, a REST
+// username that expires in year 9999 is refused like a wrong password, while
+// one valid for a day works.
+func TestDefaultsRefuseFarREST(t *testing.T) {
+	opts := testOptions()
+	opts.Config.Auth.Secrets = []string{"secret"}
+	s := start(t, opts)
+	rest := func(user string) *testturn.Client {
+		return dialAs(t, s, "udp", user, auth.RESTPassword("secret", user))
+	}
+	if code := testturn.ErrorCode(rest("253402300799:mallory").Allocate()); code != 401 {
+		t.Fatalf("a REST username valid until year 9999: %d, want 401", code)
+	}
+	day := strconv.FormatInt(time.Now().Add(24*time.Hour).Unix(), 10) + ":alice"
+	if code := testturn.ErrorCode(rest(day).Allocate()); code != 0 {
+		t.Fatalf("a REST username valid for a day: %d, want success", code)
+	}
+}
+
+// TestDefaultUserQuota: the default limits.user_allocations stops one user
+// (one leaked credential) well before the relay range, with 486.
+func TestDefaultUserQuota(t *testing.T) {
+	opts := testOptions()
+	opts.Config.Limits.UnauthenticatedRate = 0 // one client host allocates on purpose
+	quota := opts.Config.Limits.UserAllocations
+	if quota <= 0 || quota > 1024 {
+		t.Fatalf("default user_allocations %d: want a cap well under the relay range", quota)
+	}
+	s := start(t, opts)
+	for i := range quota {
+		if code := testturn.ErrorCode(dial(t, s, "udp").Allocate()); code != 0 {
+			t.Fatalf("allocation %d of %d: %d", i+1, quota, code)
+		}
+	}
+	if code := testturn.ErrorCode(dial(t, s, "udp").Allocate()); code != 486 {
+		t.Fatalf("allocation past the default user quota: %d, want 486", code)
+	}
+}
