@@ -249,6 +249,12 @@ func (c socketGenerator) AllocateListener(conf turn.AllocateListenerConfig) (ln 
 	return ln, addr, err
 }
 
+// AllocateConn dials an RFC 6062 Connect's peer, behind catch like the rest.
+func (c socketGenerator) AllocateConn(conf turn.AllocateConnConfig) (conn net.Conn, err error) {
+	defer c.catch(&err)
+	return c.Generator.AllocateConn(conf)
+}
+
 // catch is Server.catch for the relay generator, which must return an error
 // (pion answers 508) rather than a nil socket.
 func (c socketGenerator) catch(err *error) {
