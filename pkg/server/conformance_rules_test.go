@@ -233,7 +233,42 @@ func conformanceRules() []rule {
 			},
 			want: 400},
 
+		// TCP relays (RFC 6062 §5.1): only over a TCP or TLS connection, and
+		// without the attributes that only a UDP relay has a use for.
+		{section: "RFC 6062 §5.1", name: "REQUESTED-TRANSPORT TCP over UDP: 400", nets: udpOnly,
+			send: func(_ *testing.T, e *ruleEnv) *stun.Message {
+				return e.c.Ask(stun.MethodAllocate, testturn.TCPTransport)
+			},
+			want: 400},
+		{section: "RFC 6062 §5.1", name: "TCP Allocate with EVEN-PORT: 400", nets: tcpOnly,
+			send: func(_ *testing.T, e *ruleEnv) *stun.Message {
+				return e.c.Ask(stun.MethodAllocate, testturn.TCPTransport, testturn.RawAttr(stun.AttrEvenPort, []byte{0x80}))
+			},
+			want: 400},
+		{section: "RFC 6062 §5.1", name: "TCP Allocate with DONT-FRAGMENT: 400", nets: tcpOnly,
+			send: func(_ *testing.T, e *ruleEnv) *stun.Message {
+				return e.c.Ask(stun.MethodAllocate, testturn.TCPTransport, testturn.RawAttr(stun.AttrDontFragment, nil))
+			},
+			want: 400},
+
 		// TCP relays (RFC 6062 §5.2).
+		{section: "RFC 6062 §5.2", name: "Connect over UDP: 400", nets: udpOnly,
+			send: func(t *testing.T, e *ruleEnv) *stun.Message {
+				e.allocate(t, false)
+				return e.c.Ask(stun.MethodConnect, testturn.PeerAddr(tcpPeer(t)))
+			},
+			want: 400},
+		{section: "RFC 6062 §5.2", name: "Connect on a UDP allocation: 400", nets: tcpOnly,
+			send: func(t *testing.T, e *ruleEnv) *stun.Message {
+				e.allocate(t, false)
+				return e.c.Ask(stun.MethodConnect, testturn.PeerAddr(tcpPeer(t)))
+			},
+			want: 400},
+		{section: "RFC 6062 §5.2", name: "Connect without an allocation: 437", nets: tcpOnly,
+			send: func(t *testing.T, e *ruleEnv) *stun.Message {
+				return e.c.Ask(stun.MethodConnect, testturn.PeerAddr(tcpPeer(t)))
+			},
+			want: 437},
 		{section: "RFC 6062 §5.2", name: "Connect to a peer that refuses: 447", nets: tcpOnly,
 			send: func(t *testing.T, e *ruleEnv) *stun.Message {
 				e.allocate(t, true)
