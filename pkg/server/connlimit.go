@@ -3,6 +3,8 @@ package server
 import (
 	"net"
 	"net/netip"
+
+	"github.com/turnd/turnd/pkg/clientip"
 )
 
 // Reasons a TCP or TLS connection is refused on accept.
@@ -24,7 +26,7 @@ type connLimits struct {
 // the others, nor all addresses together from the UDP allocations.
 func (s *streamConns) admitConn(remote net.Addr) (ip netip.Addr, refused string) {
 	if ta, ok := remote.(*net.TCPAddr); ok {
-		ip = ta.AddrPort().Addr().Unmap()
+		ip = clientip.Key(ta.AddrPort().Addr()) // an IPv6 host holds a /64
 	}
 	l := s.limits.Load()
 	if l == nil {
