@@ -29,6 +29,9 @@ const tlsHandshakeTimeout = 10 * time.Second
 // authLogPerSecond bounds failed-authentication log lines.
 const authLogPerSecond = 10
 
+// alpnTURN is the ALPN protocol ID of TURN over TLS (RFC 7443 §4.3).
+const alpnTURN = "stun.turn"
+
 // Options build a Server.
 type Options struct {
 	Config config.Config
@@ -226,6 +229,10 @@ func (s *Server) bind(cfg config.Config) error {
 	if len(cfg.Listen.TLS) > 0 {
 		tcfg := &tls.Config{
 			MinVersion: tls.VersionTLS12,
+			// RFC 7443: an ALPN-routing proxy in front of a shared 443 sends
+			// "stun.turn" here and HTTPS elsewhere; clients that offer no
+			// ALPN at all are still served.
+			NextProtos: []string{alpnTURN},
 			// Read on every handshake, so SIGHUP can swap the certificate.
 			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.cert.Load(), nil },
 		}
