@@ -87,7 +87,7 @@ func checkConfigCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	// Validation opens no file; a certificate that will not load is
 	// still something check-config should catch before a restart does.
-	if len(cfg.Listen.TLS) > 0 {
+	if cfg.ServesTLS() {
 		if _, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile); err != nil {
 			fmt.Fprintf(stderr, "config %s: tls: %v\n", *path, err)
 			return 1

@@ -10,13 +10,14 @@ import (
 )
 
 // EffectiveRelayAddress returns the IP relay sockets bind to: relay.address,
-// or else the IP of the first listen address (udp, then tcp, then tls).
+// or else the IP of the first listen address (udp, then tcp, then tls, then
+// tcp_tls).
 // It returns "" when there is none; Validate rejects such configs.
 func (c Config) EffectiveRelayAddress() string {
 	if c.Relay.Address != "" {
 		return c.Relay.Address
 	}
-	for _, list := range [][]string{c.Listen.UDP, c.Listen.TCP, c.Listen.TLS} {
+	for _, list := range [][]string{c.Listen.UDP, c.Listen.TCP, c.Listen.TLS, c.Listen.TCPTLS} {
 		for _, hp := range list {
 			if host, _, err := net.SplitHostPort(hp); err == nil {
 				return host

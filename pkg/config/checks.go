@@ -17,8 +17,8 @@ func (c Config) checkListen(v *validator) {
 	lists := []struct {
 		path  string
 		addrs []string
-	}{{"listen.udp", c.Listen.UDP}, {"listen.tcp", c.Listen.TCP}, {"listen.tls", c.Listen.TLS}}
-	// TCP and TLS listeners share the TCP port space; UDP has its own.
+	}{{"listen.udp", c.Listen.UDP}, {"listen.tcp", c.Listen.TCP}, {"listen.tls", c.Listen.TLS}, {"listen.tcp_tls", c.Listen.TCPTLS}}
+	// TCP, TLS and TCP+TLS listeners share the TCP port space; UDP has its own.
 	// Port 0 picks a free port, so it never collides.
 	seen := map[string]map[netip.AddrPort]string{"udp": {}, "tcp": {}}
 	for _, l := range lists {
@@ -44,8 +44,8 @@ func (c Config) checkListen(v *validator) {
 			seen[space][ap] = path
 		}
 	}
-	if len(c.Listen.UDP)+len(c.Listen.TCP)+len(c.Listen.TLS) == 0 {
-		v.add("listen", "at least one udp, tcp or tls address is required")
+	if len(c.Listen.UDP)+len(c.Listen.TCP)+len(c.Listen.TLS)+len(c.Listen.TCPTLS) == 0 {
+		v.add("listen", "at least one udp, tcp, tls or tcp_tls address is required")
 	}
 	if c.Listen.UDPSockets < 0 || c.Listen.UDPSockets > maxUDPSockets {
 		v.add("listen.udp_sockets", "must be between 0 (one per CPU) and %d", maxUDPSockets)
@@ -58,12 +58,12 @@ func (c Config) checkListen(v *validator) {
 func (c Config) checkTLS(v *validator) {
 	cert, key := c.TLS.CertFile != "", c.TLS.KeyFile != ""
 	switch {
-	case len(c.Listen.TLS) > 0:
+	case c.ServesTLS():
 		if !cert {
-			v.add("tls.cert_file", "required when listen.tls is set")
+			v.add("tls.cert_file", "required when listen.tls or listen.tcp_tls is set")
 		}
 		if !key {
-			v.add("tls.key_file", "required when listen.tls is set")
+			v.add("tls.key_file", "required when listen.tls or listen.tcp_tls is set")
 		}
 	case cert && !key:
 		v.add("tls.key_file", "required when tls.cert_file is set")

@@ -45,6 +45,11 @@ type Listen struct {
 	TCP []string `yaml:"tcp"`
 	// TLS addresses (turns:). Default [] (none); needs tls.cert_file and tls.key_file.
 	TLS []string `yaml:"tls"`
+	// TCPTLS addresses serve plain TCP and TLS on one port, told apart by
+	// each connection's first byte (a TLS handshake starts with 0x16; STUN
+	// and ChannelData never do), as coturn does on its TLS port. Default []
+	// (none); needs tls.cert_file and tls.key_file.
+	TCPTLS []string `yaml:"tcp_tls"`
 	// UDPSockets is how many SO_REUSEPORT sockets each UDP address gets.
 	// Default 0, which means one per CPU (GOMAXPROCS).
 	UDPSockets int `yaml:"udp_sockets"`
@@ -56,9 +61,9 @@ type Listen struct {
 
 // TLS names the certificate and key files (PEM) of the TLS listeners.
 type TLS struct {
-	// CertFile is the PEM certificate chain. Default "" (required when listen.tls is set).
+	// CertFile is the PEM certificate chain. Default "" (required when listen.tls or listen.tcp_tls is set).
 	CertFile string `yaml:"cert_file"`
-	// KeyFile is the PEM private key. Default "" (required when listen.tls is set).
+	// KeyFile is the PEM private key. Default "" (required when listen.tls or listen.tcp_tls is set).
 	KeyFile string `yaml:"key_file"`
 }
 
@@ -177,6 +182,9 @@ type HTTP struct {
 	// Default "127.0.0.1:9641"; "" disables the listener.
 	Address string `yaml:"address"`
 }
+
+// ServesTLS reports whether any listener speaks TLS, so a certificate is needed.
+func (c Config) ServesTLS() bool { return len(c.Listen.TLS)+len(c.Listen.TCPTLS) > 0 }
 
 // Log configures logging.
 type Log struct {

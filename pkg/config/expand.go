@@ -37,6 +37,7 @@ func (c *Config) expandAddresses(lookup func(string) (string, bool)) []Problem {
 		xs   []string
 	}{
 		{"listen.udp", c.Listen.UDP}, {"listen.tcp", c.Listen.TCP}, {"listen.tls", c.Listen.TLS},
+		{"listen.tcp_tls", c.Listen.TCPTLS},
 		{"drain.alternate_servers", c.Drain.AlternateServers},
 	}
 	for _, l := range lists {

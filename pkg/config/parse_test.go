@@ -141,6 +141,7 @@ func TestParseFull(t *testing.T) {
 			UDP:        []string{"192.0.2.1:3478", "[2001:db8::1]:3478"},
 			TCP:        []string{"192.0.2.1:3478"},
 			TLS:        []string{"192.0.2.1:5349"},
+			TCPTLS:     []string{"192.0.2.1:443"},
 			UDPSockets: 4, SocketBuffer: 8 << 20,
 		},
 		TLS: TLS{CertFile: "/etc/turnd/tls.crt", KeyFile: "/etc/turnd/tls.key"},

@@ -19,6 +19,7 @@ func RestartNeeded(old, next Config) []string {
 	note("listen.udp", !slices.Equal(old.Listen.UDP, next.Listen.UDP))
 	note("listen.tcp", !slices.Equal(old.Listen.TCP, next.Listen.TCP))
 	note("listen.tls", !slices.Equal(old.Listen.TLS, next.Listen.TLS))
+	note("listen.tcp_tls", !slices.Equal(old.Listen.TCPTLS, next.Listen.TCPTLS))
 	note("listen.udp_sockets", old.Listen.UDPSockets != next.Listen.UDPSockets)
 	note("relay.address", old.Relay.Address != next.Relay.Address)
 	note("relay.external_address", old.Relay.ExternalAddress != next.Relay.ExternalAddress)

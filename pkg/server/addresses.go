@@ -39,6 +39,7 @@ func relayOptions(cfg config.Config) (relay.Options, error) {
 	listens = append(listens, cfg.Listen.UDP...)
 	listens = append(listens, cfg.Listen.TCP...)
 	listens = append(listens, cfg.Listen.TLS...)
+	listens = append(listens, cfg.Listen.TCPTLS...)
 	for _, l := range listens {
 		host, _, err := net.SplitHostPort(l)
 		if err != nil {

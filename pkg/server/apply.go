@@ -27,7 +27,7 @@ func (s *Server) apply(cfg config.Config) error {
 		return fmt.Errorf("build peer filter: %w", err)
 	}
 	var cert *tls.Certificate
-	if len(cfg.Listen.TLS) > 0 {
+	if cfg.ServesTLS() {
 		c, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile)
 		if err != nil {
 			return fmt.Errorf("load tls certificate: %w", err)

@@ -87,23 +87,15 @@ func (s *Server) permit(client net.Addr, peer net.IP) bool {
 	return false
 }
 
-// transportOf tells the client transport of an allocation from the
-// listening address it reached.
-func (s *Server) transportOf(server net.Addr) allocation.Transport {
+// transportOf tells the client transport of an allocation from its
+// 5-tuple: UDP by the listening socket, TLS or TCP by the connection, which
+// the gate knows (a shared TCP+TLS port serves both on one address).
+func (s *Server) transportOf(client, server net.Addr) allocation.Transport {
 	if _, ok := server.(*net.UDPAddr); ok {
 		return allocation.UDP
 	}
-	// A TLS connection's local address is its listener's port, on the
-	// listener's IP or, for a wildcard listener, on the address dialled.
-	sa, ok := server.(*net.TCPAddr)
-	if !ok {
-		return allocation.TCP
-	}
-	for _, ln := range s.tls {
-		la := ln.Addr().(*net.TCPAddr)
-		if la.Port == sa.Port && (la.IP.IsUnspecified() || la.IP.Equal(sa.IP)) {
-			return allocation.TLS
-		}
+	if s.gate.StreamTLS(client, server) {
+		return allocation.TLS
 	}
 	return allocation.TCP
 }
@@ -127,7 +119,7 @@ func (s *Server) events() turn.EventHandler {
 		},
 		OnAllocationCreated: func(src, dst net.Addr, _, userID, realm string, relayAddr net.Addr, _ int) {
 			defer s.catch("OnAllocationCreated")
-			t := s.transportOf(dst)
+			t := s.transportOf(src, dst)
 			s.registry.Add(allocation.Info{
 				Client: src, Server: dst, Transport: t, User: userID, Realm: realm,
 				Relay: relayAddr, Created: time.Now(),

@@ -226,7 +226,7 @@ func (s *Server) bind(cfg config.Config) error {
 		}
 		s.tcp = append(s.tcp, ln)
 	}
-	if len(cfg.Listen.TLS) > 0 {
+	if cfg.ServesTLS() {
 		tcfg := &tls.Config{
 			MinVersion: tls.VersionTLS12,
 			// RFC 7443: an ALPN-routing proxy in front of a shared 443 sends
@@ -242,6 +242,14 @@ func (s *Server) bind(cfg config.Config) error {
 				return err
 			}
 			s.tls = append(s.tls, ln)
+		}
+		for _, addr := range cfg.Listen.TCPTLS {
+			plain, secure, err := listenShared(addr, tcfg, &s.streams)
+			if err != nil {
+				return err
+			}
+			s.tcp = append(s.tcp, plain)
+			s.tls = append(s.tls, secure)
 		}
 	}
 	return nil

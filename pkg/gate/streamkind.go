@@ -1,0 +1,20 @@
+package gate
+
+import (
+	"crypto/tls"
+	"net"
+)
+
+// StreamTLS reports whether the stream client at client, on the listener at
+// server, speaks TLS. The listening port alone cannot tell: a shared port
+// (listen.tcp_tls) serves both on one address.
+func (g *Gate) StreamTLS(client, server net.Addr) bool {
+	g.streams.mu.Lock()
+	c, ok := g.streams.m[tupleOf(client, server)]
+	g.streams.mu.Unlock()
+	if !ok {
+		return false
+	}
+	_, isTLS := c.Conn.(*tls.Conn)
+	return isTLS
+}
