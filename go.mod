@@ -8,6 +8,7 @@ require (
 	github.com/pion/stun/v4 v4.0.1
 	github.com/pion/transport/v5 v5.1.1
 	github.com/pion/turn/v5 v5.1.3
+	github.com/pires/go-proxyproto v0.15.0
 	github.com/prometheus/client_golang v1.25.0
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.50.0

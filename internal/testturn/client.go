@@ -101,6 +101,9 @@ func dialFrom(t *testing.T, d net.Dialer, network, from, addr, user, pass string
 	return &Client{t: t, conn: conn, stream: network == "tcp", user: user, pass: pass}
 }
 
+// LocalAddr is the client's own address, which the server should see.
+func (c *Client) LocalAddr() net.Addr { return c.conn.LocalAddr() }
+
 // Close closes the connection (over TCP this ends its allocation).
 func (c *Client) Close() { c.conn.Close() }
 

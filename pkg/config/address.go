@@ -144,6 +144,27 @@ func checkIP(s string) string {
 	return ""
 }
 
+// ParsePrefix reads an IP or a CIDR as a prefix (an IP is a /32 or /128).
+func ParsePrefix(s string) (netip.Prefix, error) {
+	if a, err := netip.ParseAddr(s); err == nil {
+		a = a.Unmap()
+		return netip.PrefixFrom(a, a.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("parse %q as an IP or CIDR: %w", s, err)
+	}
+	return p.Masked(), nil
+}
+
+// checkPrefix returns what is wrong with s as an IP or a CIDR, or "".
+func checkPrefix(s string) string {
+	if _, err := ParsePrefix(s); err != nil {
+		return fmt.Sprintf("%q: not an IP address or CIDR", s)
+	}
+	return ""
+}
+
 // isUnspecified reports whether s is 0.0.0.0 or :: (false for non-IPs).
 func isUnspecified(s string) bool {
 	a, err := netip.ParseAddr(s)

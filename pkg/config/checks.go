@@ -55,6 +55,25 @@ func (c Config) checkListen(v *validator) {
 	}
 }
 
+func (c Config) checkProxyProtocol(v *validator) {
+	p := c.Listen.ProxyProtocol
+	streams := slices.Concat(c.Listen.TCP, c.Listen.TLS, c.Listen.TCPTLS)
+	for i, s := range p.Listeners {
+		if !slices.Contains(streams, s) {
+			v.add(index("listen.proxy_protocol.listeners", i), "%q is not an address of listen.tcp, listen.tls or listen.tcp_tls", s)
+		}
+	}
+	for i, s := range p.Trusted {
+		v.addIf(index("listen.proxy_protocol.trusted", i), checkPrefix(s))
+	}
+	switch {
+	case len(p.Listeners) > 0 && len(p.Trusted) == 0:
+		v.add("listen.proxy_protocol.trusted", "required when listen.proxy_protocol.listeners is set")
+	case len(p.Trusted) > 0 && len(p.Listeners) == 0:
+		v.add("listen.proxy_protocol.listeners", "required when listen.proxy_protocol.trusted is set")
+	}
+}
+
 func (c Config) checkTLS(v *validator) {
 	cert, key := c.TLS.CertFile != "", c.TLS.KeyFile != ""
 	switch {

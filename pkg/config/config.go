@@ -50,6 +50,10 @@ type Listen struct {
 	// and ChannelData never do), as coturn does on its TLS port. Default []
 	// (none); needs tls.cert_file and tls.key_file.
 	TCPTLS []string `yaml:"tcp_tls"`
+	// ProxyProtocol names the TCP and TLS listeners that sit behind a
+	// layer-4 proxy sending a PROXY protocol header, and the proxies trusted
+	// to send one. Default: none.
+	ProxyProtocol ProxyProtocol `yaml:"proxy_protocol"`
 	// UDPSockets is how many SO_REUSEPORT sockets each UDP address gets.
 	// Default 0, which means one per CPU (GOMAXPROCS).
 	UDPSockets int `yaml:"udp_sockets"`
@@ -57,6 +61,22 @@ type Listen struct {
 	// each client-facing UDP socket (the kernel caps it at
 	// net.core.rmem_max/wmem_max). Default 4194304; 0 keeps the kernel default.
 	SocketBuffer int `yaml:"socket_buffer"`
+}
+
+// ProxyProtocol configures PROXY protocol v1 and v2 (HAProxy's) on stream
+// listeners. On a listed listener, a connection from a trusted proxy must
+// start with a header, whose source address turnd then uses as the client's
+// (XOR-MAPPED-ADDRESS, per-IP limits, logs, /status); a connection from
+// anywhere else is served as a direct client if it sends no header and
+// closed if it sends one, since an untrusted header would let any client
+// choose the address turnd believes.
+type ProxyProtocol struct {
+	// Listeners are addresses of listen.tcp, listen.tls or listen.tcp_tls,
+	// written as there. Default [] (none).
+	Listeners []string `yaml:"listeners"`
+	// Trusted are the proxies' addresses, each an IP or a CIDR. Default [];
+	// required when listeners is set.
+	Trusted []string `yaml:"trusted"`
 }
 
 // TLS names the certificate and key files (PEM) of the TLS listeners.

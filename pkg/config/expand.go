@@ -38,6 +38,7 @@ func (c *Config) expandAddresses(lookup func(string) (string, bool)) []Problem {
 	}{
 		{"listen.udp", c.Listen.UDP}, {"listen.tcp", c.Listen.TCP}, {"listen.tls", c.Listen.TLS},
 		{"listen.tcp_tls", c.Listen.TCPTLS},
+		{"listen.proxy_protocol.listeners", c.Listen.ProxyProtocol.Listeners},
 		{"drain.alternate_servers", c.Drain.AlternateServers},
 	}
 	for _, l := range lists {

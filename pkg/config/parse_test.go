@@ -138,10 +138,14 @@ func TestParseFull(t *testing.T) {
 	want := Config{
 		Realm: "example.org",
 		Listen: Listen{
-			UDP:        []string{"192.0.2.1:3478", "[2001:db8::1]:3478"},
-			TCP:        []string{"192.0.2.1:3478"},
-			TLS:        []string{"192.0.2.1:5349"},
-			TCPTLS:     []string{"192.0.2.1:443"},
+			UDP:    []string{"192.0.2.1:3478", "[2001:db8::1]:3478"},
+			TCP:    []string{"192.0.2.1:3478"},
+			TLS:    []string{"192.0.2.1:5349"},
+			TCPTLS: []string{"192.0.2.1:443"},
+			ProxyProtocol: ProxyProtocol{
+				Listeners: []string{"192.0.2.1:443"},
+				Trusted:   []string{"10.0.0.0/8", "192.0.2.9"},
+			},
 			UDPSockets: 4, SocketBuffer: 8 << 20,
 		},
 		TLS: TLS{CertFile: "/etc/turnd/tls.crt", KeyFile: "/etc/turnd/tls.key"},

@@ -20,6 +20,8 @@ func RestartNeeded(old, next Config) []string {
 	note("listen.tcp", !slices.Equal(old.Listen.TCP, next.Listen.TCP))
 	note("listen.tls", !slices.Equal(old.Listen.TLS, next.Listen.TLS))
 	note("listen.tcp_tls", !slices.Equal(old.Listen.TCPTLS, next.Listen.TCPTLS))
+	note("listen.proxy_protocol.listeners", !slices.Equal(old.Listen.ProxyProtocol.Listeners, next.Listen.ProxyProtocol.Listeners))
+	note("listen.proxy_protocol.trusted", !slices.Equal(old.Listen.ProxyProtocol.Trusted, next.Listen.ProxyProtocol.Trusted))
 	note("listen.udp_sockets", old.Listen.UDPSockets != next.Listen.UDPSockets)
 	note("relay.address", old.Relay.Address != next.Relay.Address)
 	note("relay.external_address", old.Relay.ExternalAddress != next.Relay.ExternalAddress)

@@ -78,6 +78,7 @@ func (c Config) Validate() error {
 		v.add("realm", "must not be empty")
 	}
 	c.checkListen(&v)
+	c.checkProxyProtocol(&v)
 	c.checkTLS(&v)
 	c.checkRelay(&v)
 	c.checkAuth(&v)

@@ -26,6 +26,7 @@ type Metrics struct {
 	dropped      *prometheus.CounterVec
 	connRefused  *prometheus.CounterVec
 	panics       prometheus.Counter
+	proxyRefused *prometheus.CounterVec
 	reloads      *prometheus.CounterVec
 	reloadOK     prometheus.Gauge
 	reloadTime   prometheus.Gauge
@@ -58,6 +59,10 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 			Name: "turnd_panics_recovered_total",
 			Help: "Panics recovered (a packet, a request callback or a downlink loop); the server carried on.",
 		}),
+		proxyRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "turnd_proxy_protocol_refused_total",
+			Help: "TCP/TLS connections closed at the PROXY protocol step, by reason (untrusted, missing, malformed, timeout).",
+		}, []string{"reason"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "turnd_config_reloads_total", Help: "Configuration reloads (SIGHUP), by result (success, failure).",
 		}, []string{"result"}),
@@ -86,7 +91,10 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 	m.dropped.WithLabelValues("bad_fingerprint")
 	m.connRefused.WithLabelValues("per_ip")
 	m.connRefused.WithLabelValues("total")
-	cs := []prometheus.Collector{m.created, m.rejected, m.permRejected, m.dropped, m.connRefused, m.panics, m.reloads, m.reloadOK, m.reloadTime,
+	for _, r := range []string{"untrusted", "missing", "malformed", "timeout"} {
+		m.proxyRefused.WithLabelValues(r)
+	}
+	cs := []prometheus.Collector{m.created, m.rejected, m.permRejected, m.dropped, m.connRefused, m.panics, m.proxyRefused, m.reloads, m.reloadOK, m.reloadTime,
 		m.forceClosed, newStateCollector(src)}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
@@ -120,6 +128,9 @@ func (m *Metrics) ConnectionRefused(reason string) { m.connRefused.WithLabelValu
 
 // PanicRecovered counts a packet whose handling panicked.
 func (m *Metrics) PanicRecovered() { m.panics.Inc() }
+
+// ProxyRefused counts a connection closed at the PROXY protocol step.
+func (m *Metrics) ProxyRefused(reason string) { m.proxyRefused.WithLabelValues(reason).Inc() }
 
 // Reloaded records the outcome of a configuration reload.
 func (m *Metrics) Reloaded(ok bool) {

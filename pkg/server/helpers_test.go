@@ -195,7 +195,39 @@ type fakeObserver struct {
 	panics   int
 
 	refusedConns []string
+	proxy        []string      // PROXY protocol refusals
 	changed      chan struct{} // coalesced wake-up after every rejection
+}
+
+func (o *fakeObserver) ProxyRefused(reason string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.proxy = append(o.proxy, reason)
+	select {
+	case o.wake() <- struct{}{}:
+	default:
+	}
+}
+
+// waitProxyRefused waits until n PROXY protocol refusals have been
+// reported and returns their reasons.
+func (o *fakeObserver) waitProxyRefused(t *testing.T, n int) []string {
+	t.Helper()
+	timer := time.NewTimer(waitTimeout)
+	defer timer.Stop()
+	for {
+		o.mu.Lock()
+		got, ch := slices.Clone(o.proxy), o.wake()
+		o.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			t.Fatalf("proxy refusals %q reported, want %d", got, n)
+		}
+	}
 }
 
 func (o *fakeObserver) RequestDropped(reason string) {

@@ -34,6 +34,9 @@ type Observer interface {
 	ConnectionRefused(reason string)
 	PanicRecovered()
 	Reloaded(ok bool)
+	// ProxyRefused counts a stream connection closed at the PROXY protocol
+	// step (ProxyUntrusted, ProxyMissing, ProxyMalformed, ProxyTimeout).
+	ProxyRefused(reason string)
 }
 
 // nopObserver is used when the caller passes none.
@@ -46,3 +49,4 @@ func (nopObserver) Reloaded(bool)                          {}
 func (nopObserver) RequestDropped(string)                  {}
 func (nopObserver) ConnectionRefused(string)               {}
 func (nopObserver) PanicRecovered()                        {}
+func (nopObserver) ProxyRefused(string)                    {}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -219,8 +220,25 @@ func (s *Server) bind(cfg config.Config) error {
 			s.locks = append(s.locks, l)
 		}
 	}
+	proxy, err := s.proxyPolicy(cfg)
+	if err != nil {
+		return err
+	}
+	// proxied is the PROXY-protocol policy of a listen address, nil for none.
+	proxied := func(addr string) *proxyPolicy {
+		if slices.Contains(cfg.Listen.ProxyProtocol.Listeners, addr) {
+			return proxy
+		}
+		return nil
+	}
 	for _, addr := range cfg.Listen.TCP {
-		ln, err := listenTCP(addr, nil, &s.streams)
+		var ln net.Listener
+		var err error
+		if pp := proxied(addr); pp != nil {
+			ln, _, err = listenEdge(addr, true, nil, pp, &s.streams)
+		} else {
+			ln, err = listenTCP(addr, nil, &s.streams)
+		}
 		if err != nil {
 			return err
 		}
@@ -237,14 +255,20 @@ func (s *Server) bind(cfg config.Config) error {
 			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.cert.Load(), nil },
 		}
 		for _, addr := range cfg.Listen.TLS {
-			ln, err := listenTCP(addr, tcfg, &s.streams)
+			var ln net.Listener
+			var err error
+			if pp := proxied(addr); pp != nil {
+				_, ln, err = listenEdge(addr, false, tcfg, pp, &s.streams)
+			} else {
+				ln, err = listenTCP(addr, tcfg, &s.streams)
+			}
 			if err != nil {
 				return err
 			}
 			s.tls = append(s.tls, ln)
 		}
 		for _, addr := range cfg.Listen.TCPTLS {
-			plain, secure, err := listenShared(addr, tcfg, &s.streams)
+			plain, secure, err := listenEdge(addr, true, tcfg, proxied(addr), &s.streams)
 			if err != nil {
 				return err
 			}
@@ -253,6 +277,17 @@ func (s *Server) bind(cfg config.Config) error {
 		}
 	}
 	return nil
+}
+
+// proxyPolicy is listen.proxy_protocol's policy, nil when no listener has it.
+func (s *Server) proxyPolicy(cfg config.Config) (*proxyPolicy, error) {
+	if len(cfg.Listen.ProxyProtocol.Listeners) == 0 {
+		return nil, nil
+	}
+	return newProxyPolicy(cfg.Listen.ProxyProtocol, func(reason string, from net.Addr) {
+		s.obs.ProxyRefused(reason)
+		s.log.Info("connection refused: proxy protocol", "reason", reason, "from", from.String())
+	})
 }
 
 // startTURN runs pion behind the gate: one allocation table per UDP socket

@@ -1,0 +1,168 @@
+package server
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// firstByteTimeout bounds how long a connection on an edge port may stay
+// silent, or take to send its PROXY header, before it is closed.
+const firstByteTimeout = tlsHandshakeTimeout
+
+// tlsHandshakeRecord is the first byte of every TLS connection (a handshake
+// record, RFC 8446 §5.1). No STUN method turnd serves starts with it and no
+// ChannelData does (channel numbers start 0x40-0x4F).
+const tlsHandshakeRecord = 0x16
+
+// edgePort is a stream listening socket whose connections need a look before
+// pion gets them: a PROXY protocol header to read (listen.proxy_protocol),
+// and on a shared port (listen.tcp_tls) the first byte that says plain TCP
+// or TLS. Both happen in a goroutine per connection, so a silent client
+// holds up no other, and by peeking and exact reads, so a plain connection
+// reaches the gate and its raw fast path with no byte buffered elsewhere.
+type edgePort struct {
+	ln    net.Listener
+	tls   *tls.Config        // nil: no TLS side
+	proxy *proxyPolicy       // nil: no PROXY protocol on this port
+	subs  [2]*sortedListener // plain, tls; nil for a side the port lacks
+
+	closeOnce sync.Once
+	done      chan struct{} // closed when the socket stops accepting
+	err       error         // why; read after done
+}
+
+// listenEdge binds addr and returns its plain side (if plain) and its TLS
+// side (if cfg is not nil), each a listener pion serves like any other.
+// Closing either closes the socket.
+func listenEdge(addr string, plain bool, cfg *tls.Config, proxy *proxyPolicy, conns *streamConns) (plainLn, tlsLn net.Listener, err error) {
+	raw, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen tcp %s: %w", addr, err)
+	}
+	p := &edgePort{ln: conns.track(raw), tls: cfg, proxy: proxy, done: make(chan struct{})}
+	if plain {
+		p.subs[0] = &sortedListener{port: p, ch: make(chan net.Conn)}
+		plainLn = p.subs[0]
+	}
+	if cfg != nil {
+		p.subs[1] = &sortedListener{port: p, ch: make(chan net.Conn)}
+		tlsLn = p.subs[1]
+	}
+	go p.accept()
+	return plainLn, tlsLn, nil
+}
+
+func (p *edgePort) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			p.err = err
+			close(p.done)
+			return
+		}
+		go p.sort(c)
+	}
+}
+
+// sort reads c's PROXY header if the port expects one, then hands c to the
+// plain or the TLS side.
+func (p *edgePort) sort(c net.Conn) {
+	if p.proxy != nil {
+		var ok bool
+		if c, ok = p.proxy.admit(c); !ok {
+			return
+		}
+	}
+	side := 0
+	switch {
+	case p.subs[0] == nil:
+		side = 1
+	case p.subs[1] != nil:
+		b, err := peekFirstByte(c, firstByteTimeout)
+		if err != nil {
+			_ = c.Close()
+			return
+		}
+		if b == tlsHandshakeRecord {
+			side = 1
+		}
+	}
+	if side == 1 {
+		c = tls.Server(c, p.tls)
+	}
+	select {
+	case p.subs[side].ch <- c:
+	case <-p.done:
+		_ = c.Close()
+	}
+}
+
+func (p *edgePort) close() error {
+	var err error
+	p.closeOnce.Do(func() { err = p.ln.Close() })
+	return err
+}
+
+// peekFirstByte waits up to timeout for c's first unread byte and returns
+// it without consuming it.
+func peekFirstByte(c net.Conn, timeout time.Duration) (byte, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return 0, fmt.Errorf("peek %T: %w", c, errors.ErrUnsupported)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0, fmt.Errorf("peek first byte: %w", err)
+	}
+	if err := c.SetReadDeadline(time.Now().Add(timeout)); err != nil {
+		return 0, fmt.Errorf("peek first byte: %w", err)
+	}
+	var b [1]byte
+	var n int
+	var perr error
+	err = rc.Read(func(fd uintptr) bool {
+		n, _, perr = unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK)
+		return perr != unix.EAGAIN
+	})
+	if err == nil {
+		err = perr
+	}
+	if err == nil && n == 0 {
+		err = errClosedBeforeFirstByte
+	}
+	if err != nil {
+		return 0, fmt.Errorf("peek first byte: %w", err)
+	}
+	return b[0], c.SetReadDeadline(time.Time{})
+}
+
+// errClosedBeforeFirstByte: the client hung up without a byte.
+var errClosedBeforeFirstByte = errors.New("closed before the first byte")
+
+// sortedListener is one side (plain or TLS) of an edgePort.
+type sortedListener struct {
+	port *edgePort
+	ch   chan net.Conn
+}
+
+func (l *sortedListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ch:
+		return c, nil
+	case <-l.port.done:
+		if errors.Is(l.port.err, net.ErrClosed) {
+			return nil, net.ErrClosed
+		}
+		return nil, fmt.Errorf("accept: %w", l.port.err)
+	}
+}
+
+func (l *sortedListener) Close() error   { return l.port.close() }
+func (l *sortedListener) Addr() net.Addr { return l.port.ln.Addr() }
