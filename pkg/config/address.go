@@ -165,6 +165,18 @@ func checkPrefix(s string) string {
 	return ""
 }
 
+// SplitAddresses splits relay.address or relay.external_address, one IP or
+// an IPv4 and an IPv6 separated by a comma, into its addresses.
+func SplitAddresses(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
 // isUnspecified reports whether s is 0.0.0.0 or :: (false for non-IPs).
 func isUnspecified(s string) bool {
 	a, err := netip.ParseAddr(s)

@@ -93,24 +93,21 @@ func (c Config) checkTLS(v *validator) {
 
 func (c Config) checkRelay(v *validator) {
 	r := c.Relay
-	addrOK, extOK := true, true
-	if r.Address != "" {
-		msg := checkIP(r.Address)
-		v.addIf("relay.address", msg)
-		addrOK = msg == ""
-	}
-	if r.ExternalAddress != "" {
-		msg := checkIP(r.ExternalAddress)
-		if msg == "" && isUnspecified(r.ExternalAddress) {
-			msg = "must be an address clients can reach, not the unspecified address"
+	binds, addrOK := checkFamilies(v, "relay.address", r.Address, false)
+	exts, extOK := checkFamilies(v, "relay.external_address", r.ExternalAddress, true)
+	if r.Address == "" {
+		if a, err := netip.ParseAddr(c.EffectiveRelayAddress()); err == nil {
+			binds = []netip.Addr{a}
 		}
-		v.addIf("relay.external_address", msg)
-		extOK = msg == ""
 	}
 	// Relay sockets may bind to 0.0.0.0, but clients cannot be told to send
-	// there: something must say which address to advertise.
-	if addrOK && extOK && r.ExternalAddress == "" && isUnspecified(c.EffectiveRelayAddress()) {
-		v.add("relay.external_address", "required when relay sockets bind to the unspecified address %s (relay.address or the first listen address)", c.EffectiveRelayAddress())
+	// there: something must say which address of that family to advertise.
+	if addrOK && extOK {
+		for _, b := range binds {
+			if b.IsUnspecified() && !slices.ContainsFunc(exts, func(e netip.Addr) bool { return e.Is4() == b.Is4() }) {
+				v.add("relay.external_address", "required when relay sockets bind to the unspecified address %s (relay.address or the first listen address)", b)
+			}
+		}
 	}
 	portOK := true
 	for _, p := range []struct {
@@ -240,4 +237,35 @@ func (c Config) checkLog(v *validator) {
 	default:
 		v.add("log.format", "must be text or json, got %q", c.Log.Format)
 	}
+}
+
+// checkFamilies checks s as one IP address or two of different families
+// separated by a comma, reports problems at path and returns the addresses.
+// An external (advertised) address must not be the unspecified address.
+func checkFamilies(v *validator, path, s string, external bool) ([]netip.Addr, bool) {
+	var out []netip.Addr
+	ok := true
+	for _, part := range SplitAddresses(s) {
+		msg := checkIP(part)
+		if msg == "" && external && isUnspecified(part) {
+			msg = "must be an address clients can reach, not the unspecified address"
+		}
+		if msg != "" {
+			v.add(path, "%s", msg)
+			ok = false
+			continue
+		}
+		a := netip.MustParseAddr(part).Unmap()
+		if slices.ContainsFunc(out, func(o netip.Addr) bool { return o.Is4() == a.Is4() }) {
+			v.add(path, "%q: at most one IPv4 and one IPv6 address", s)
+			ok = false
+			continue
+		}
+		out = append(out, a)
+	}
+	if ok && s != "" && len(out) == 0 {
+		v.add(path, "%q: not an IP address", s)
+		ok = false
+	}
+	return out, ok
 }

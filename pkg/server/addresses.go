@@ -9,7 +9,8 @@ import (
 )
 
 // relayOptions works out where relay sockets bind and what they advertise,
-// per IP family: relay.address (and relay.external_address) for its family,
+// per IP family: relay.address (and relay.external_address), which may name
+// one address of each family, for its family,
 // otherwise the first specific listen address of each family. A server that
 // listens only on a wildcard must be told its relay address: a client
 // cannot be sent 0.0.0.0 in XOR-RELAYED-ADDRESS.
@@ -28,10 +29,10 @@ func relayOptions(cfg config.Config) (relay.Options, error) {
 			opts.IPv6 = ip
 		}
 	}
-	if cfg.Relay.Address != "" {
-		ip := net.ParseIP(cfg.Relay.Address)
+	for _, s := range config.SplitAddresses(cfg.Relay.Address) {
+		ip := net.ParseIP(s)
 		if ip == nil {
-			return opts, fmt.Errorf("relay.address: %q is not an IP address", cfg.Relay.Address)
+			return opts, fmt.Errorf("relay.address: %q is not an IP address", s)
 		}
 		set(ip, false)
 	}
@@ -49,10 +50,10 @@ func relayOptions(cfg config.Config) (relay.Options, error) {
 			set(ip, false)
 		}
 	}
-	if cfg.Relay.ExternalAddress != "" {
-		ip := net.ParseIP(cfg.Relay.ExternalAddress)
+	for _, s := range config.SplitAddresses(cfg.Relay.ExternalAddress) {
+		ip := net.ParseIP(s)
 		if ip == nil {
-			return opts, fmt.Errorf("relay.external_address: %q is not an IP address", cfg.Relay.ExternalAddress)
+			return opts, fmt.Errorf("relay.external_address: %q is not an IP address", s)
 		}
 		set(ip, true)
 	}

@@ -69,6 +69,20 @@ func TestRelayOptions(t *testing.T) {
 			v4:       ip("0.0.0.0"), ext4: ip("198.51.100.9"),
 		},
 		{
+			name:     "relay.address names both families, over listen addresses of one",
+			udp:      []string{"127.0.0.1:3478"},
+			address:  "10.1.2.3, 2001:db8::3",
+			external: "203.0.113.5,2001:db8::5",
+			v4:       ip("10.1.2.3"), v6: ip("2001:db8::3"), ext4: ip("203.0.113.5"), ext6: ip("2001:db8::5"),
+		},
+		{
+			name:     "wildcards of both families, one external address each",
+			udp:      []string{"0.0.0.0:3478"},
+			address:  "0.0.0.0,::",
+			external: "198.51.100.9,2001:db8::9",
+			v4:       ip("0.0.0.0"), v6: ip("::"), ext4: ip("198.51.100.9"), ext6: ip("2001:db8::9"),
+		},
+		{
 			name: "wildcard listen without relay.address",
 			udp:  []string{"0.0.0.0:3478"}, tcp: []string{"[::]:3478"},
 			wantErr: "relay.address: required when every listen address is a wildcard",

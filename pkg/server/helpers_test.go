@@ -131,7 +131,13 @@ func dialAs(t *testing.T, s *server.Server, network, user, pass string) *testtur
 // echoPeer runs a UDP echo server on 127.0.0.1 until the test ends.
 func echoPeer(t *testing.T) *net.UDPAddr {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	return echoPeerOn(t, "127.0.0.1:0")
+}
+
+// echoPeerOn is echoPeer on addr ("[::1]:0" for an IPv6 peer).
+func echoPeerOn(t *testing.T, addr string) *net.UDPAddr {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", addr)
 	if err != nil {
 		t.Fatalf("listen echo peer: %v", err)
 	}
