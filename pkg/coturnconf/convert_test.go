@@ -103,15 +103,24 @@ func TestConvert(t *testing.T) {
 			findings: []string{"line 3: warning: external-ip: coturn accepts one external-ip without a private part"},
 		},
 		{
+			name: "relay-ip of both families: one each, external-ip applied to its family",
+			text: "static-auth-secret=s\nrelay-ip=2001:db8::1\nrelay-ip=192.0.2.1\nrelay-ip=192.0.2.2\nexternal-ip=198.51.100.1\n",
+			check: func(t *testing.T, c config.Config) {
+				if c.Relay.Address != "2001:db8::1,192.0.2.1" || c.Relay.ExternalAddress != "198.51.100.1" {
+					t.Errorf("relay = %+v", c.Relay)
+				}
+			},
+			findings: []string{"line 4: warning: relay-ip: turnd relays from one address of each family, 192.0.2.1"},
+		},
+		{
 			name: "external-ip of another family than the relay",
-			text: "static-auth-secret=s\nrelay-ip=2001:db8::1\nrelay-ip=192.0.2.1\nexternal-ip=198.51.100.1\n",
+			text: "static-auth-secret=s\nrelay-ip=2001:db8::1\nexternal-ip=198.51.100.1\n",
 			check: func(t *testing.T, c config.Config) {
 				if c.Relay.Address != "2001:db8::1" || c.Relay.ExternalAddress != "" {
 					t.Errorf("relay = %+v", c.Relay)
 				}
 			},
-			findings: []string{"line 3: warning: relay-ip: turnd relays from one address, 2001:db8::1",
-				"refused (440)", "same family only"},
+			findings: []string{"line 3: warning: external-ip: coturn applies it to relay addresses of the same family only"},
 		},
 		{
 			name: "peers: ranges kept, mapped and invalid entries dropped, loopback",

@@ -46,6 +46,7 @@ func (c *converter) listen() {
 	}
 	c.transport("udp", "no-udp", join(port), hostWhy+", "+portWhy)
 	c.transport("tcp", "no-tcp", join(port), hostWhy+", "+portWhy)
+	c.extraPorts(join, hostWhy)
 
 	noTLS, tlsOff := c.flag("no-tls")
 	cert, hasCert := c.last("cert")
@@ -75,11 +76,73 @@ func (c *converter) listen() {
 	}
 	c.cfg.Listen.TLS = join(tlsPort)
 	c.why["listen.tls"] = hostWhy + ", " + tlsPortWhy + ", " + src(cert)
+	if o, ok := c.last("alt-tls-listening-port"); ok {
+		if n, ok := c.integer(o, isPort); ok && n != tlsPort {
+			c.cfg.Listen.TLS = append(c.cfg.Listen.TLS, join(n)...)
+			c.why["listen.tls"] += ", " + src(o)
+			c.note(o, "turnd listens on port %d too, so clients given it keep working; %s", n, why5780)
+		} else {
+			c.warn(o, "%q is not a port other than the TLS port; not carried over", o.Value)
+		}
+	}
 	c.cfg.TLS.CertFile, c.why["tls.cert_file"] = c.path(cert), src(cert)
 	c.cfg.TLS.KeyFile, c.why["tls.key_file"] = c.path(key), src(key)
 	if !dtlsOff {
 		c.warnAll("no-dtls", Warning, "not set: coturn also accepted DTLS on UDP port %d; turnd has no DTLS "+
 			"(clients use TLS over TCP, or plain UDP)", tlsPort)
+	}
+}
+
+// extraPorts adds the listeners coturn opens on other ports than
+// listening-port: alt-listening-port (UDP and TCP) and tcp-proxy-port (TCP
+// behind a load balancer that sends PROXY protocol headers).
+func (c *converter) extraPorts(join func(int) []string, hostWhy string) {
+	taken := map[string]bool{}
+	for _, a := range c.cfg.Listen.TCP {
+		taken[a] = true
+	}
+	for _, a := range c.cfg.Listen.UDP {
+		taken[a] = true
+	}
+	port := func(o Option) ([]string, bool) {
+		n, ok := c.integer(o, isPort)
+		addrs := join(n)
+		if !ok || len(addrs) == 0 || taken[addrs[0]] {
+			c.warn(o, "%q is not a port of its own (listening-port or another listener has it); not carried over", o.Value)
+			return nil, false
+		}
+		for _, a := range addrs {
+			taken[a] = true
+		}
+		return addrs, true
+	}
+	if o, ok := c.last("alt-listening-port"); ok {
+		if addrs, ok := port(o); ok {
+			for _, l := range []struct {
+				path string
+				dst  *[]string
+			}{{"listen.udp", &c.cfg.Listen.UDP}, {"listen.tcp", &c.cfg.Listen.TCP}} {
+				if len(*l.dst) > 0 { // not switched off by no-udp / no-tcp
+					*l.dst = append(*l.dst, addrs...)
+					c.why[l.path] += ", " + src(o)
+				}
+			}
+			c.note(o, "turnd listens on port %s too, so clients given it keep working; %s", o.Value, why5780)
+		}
+	}
+	if o, ok := c.last("tcp-proxy-port"); ok {
+		if addrs, ok := port(o); ok {
+			c.cfg.Listen.TCP = append(c.cfg.Listen.TCP, addrs...)
+			c.why["listen.tcp"] += ", " + src(o)
+			pp := &c.cfg.Listen.ProxyProtocol
+			pp.Listeners = addrs
+			pp.Trusted = []string{"0.0.0.0/0", "::/0"}
+			c.why["listen.proxy_protocol.listeners"] = hostWhy + ", " + src(o)
+			c.why["listen.proxy_protocol.trusted"] = "coturn believed a header from any source"
+			c.warn(o, "coturn believed a PROXY protocol header from any source on this port, and so does this import "+
+				"(listen.proxy_protocol.trusted: 0.0.0.0/0, ::/0): narrow it to your load balancers' addresses, or any "+
+				"client can choose the address that per-IP limits and logs see")
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package coturnconf
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -12,56 +13,59 @@ type mapping struct {
 }
 
 // relay converts relay-ip, external-ip, the port range and the relay kinds.
-// turnd relays from one address and advertises one external address, where
-// coturn may have several of each; what is left out is reported.
+// turnd relays from one address of each family and advertises one external
+// address for each, where coturn may have several; what is left out is
+// reported.
 func (c *converter) relay() {
 	relays, relayOpts := c.addrs("relay-ip")
-	var relay netip.Addr
+	var chosen []netip.Addr // at most one of each family
 	switch {
 	case len(relays) > 0:
-		relay, c.why["relay.address"] = relays[0], src(relayOpts[0])
-		for i, o := range relayOpts[1:] {
-			msg := "turnd relays from one address, " + relay.String() + "; this one is not carried over"
-			if relays[i+1].Is4() != relay.Is4() {
-				msg += ", so allocations asking for its address family are refused (440)"
+		var why []string
+		for i, r := range relays {
+			if j := slices.IndexFunc(chosen, func(a netip.Addr) bool { return a.Is4() == r.Is4() }); j >= 0 {
+				c.warn(relayOpts[i], "turnd relays from one address of each family, %s; this one is not carried over", chosen[j])
+				continue
 			}
-			c.warn(o, "%s", msg)
+			chosen, why = append(chosen, r), append(why, src(relayOpts[i]))
 		}
+		c.why["relay.address"] = strings.Join(why, ", ")
 	default:
 		listens, listenOpts := c.quietAddrs("listening-ip")
 		if len(listens) > 0 {
-			relay = listens[0]
+			chosen = []netip.Addr{listens[0]}
 			c.why["relay.address"] = "relay-ip not set: coturn relays from the listening address, " + src(listenOpts[0])
 			if len(listens) > 1 {
 				c.warnAll("relay-ip", Warning, "not set: coturn relayed from whichever listening address a client used; "+
-					"turnd relays every allocation from the first, %s", relay)
+					"turnd relays every allocation from the first, %s", listens[0])
 			}
 		}
 	}
 
 	plain, mappings := c.externals()
 	switch {
-	case relay.IsValid():
-		c.external(relay, plain, mappings)
+	case len(chosen) > 0:
+		c.external(chosen, plain, mappings)
 	case len(mappings) > 0:
 		m := mappings[0]
-		relay = m.private
+		chosen = []netip.Addr{m.private}
 		c.why["relay.address"] = "relay-ip not set: the private half of " + src(m.o)
-		c.external(relay, plain, mappings)
+		c.external(chosen, plain, mappings)
 	case plain != nil:
-		relay = netip.IPv4Unspecified()
+		relay := netip.IPv4Unspecified()
 		if plain.public.Is6() {
 			relay = netip.IPv6Unspecified()
 		}
+		chosen = []netip.Addr{relay}
 		c.why["relay.address"] = "relay-ip not set: coturn relayed from the machine's addresses; turnd binds every one"
-		c.external(relay, plain, nil)
+		c.external(chosen, plain, nil)
 	default:
 		c.warnAll("relay-ip", Warning, "no relay-ip, listening-ip or external-ip: coturn relayed from each address of "+
 			"the machine, but turnd needs the one address to give clients. Add relay-ip=ADDRESS (or external-ip=PUBLIC) "+
 			"to the coturn config, or after -- on the import-coturn command line")
 	}
-	if relay.IsValid() {
-		c.cfg.Relay.Address = relay.String()
+	if len(chosen) > 0 {
+		c.cfg.Relay.Address = joinAddrs(chosen)
 	}
 
 	for _, r := range []struct {
@@ -114,35 +118,67 @@ func (c *converter) externals() (plain *mapping, mappings []mapping) {
 	return plain, mappings
 }
 
-// external picks the external address for relay: the mapping of that
-// address, else the plain external-ip if it applies to it as in coturn (same
-// family, not loopback).
-func (c *converter) external(relay netip.Addr, plain *mapping, mappings []mapping) {
-	chosen := false
+// external picks the external address of each relay address: its mapping,
+// else the plain external-ip if it applies to it as in coturn (same family,
+// not loopback).
+func (c *converter) external(relays []netip.Addr, plain *mapping, mappings []mapping) {
+	exts := make([]netip.Addr, len(relays))
+	var why []string
 	for _, m := range mappings {
+		i := slices.Index(relays, m.private)
+		if i < 0 || exts[i].IsValid() {
+			c.warn(m.o, "maps %s, which is not turnd's relay address %s; not carried over (turnd advertises one address per relay address)",
+				m.private, joinAddrs(relays))
+			continue
+		}
+		exts[i], why = m.public, append(why, src(m.o))
+	}
+	if plain != nil {
+		applied, mapped, sameFamily := false, false, false
+		var loopback netip.Addr
+		for i, r := range relays {
+			if r.Is4() != plain.public.Is4() {
+				continue
+			}
+			sameFamily = true
+			switch {
+			case exts[i].IsValid():
+				mapped = true
+			case r.IsLoopback():
+				loopback = r
+			default:
+				exts[i], why, applied = plain.public, append(why, src(plain.o)), true
+			}
+		}
 		switch {
-		case m.private == relay && !chosen:
-			c.cfg.Relay.ExternalAddress, c.why["relay.external_address"] = m.public.String(), src(m.o)
-			chosen = true
+		case applied:
+		case mapped:
+			c.warn(plain.o, "the mapping of the relay address takes precedence; not carried over")
+		case !sameFamily:
+			c.warn(plain.o, "coturn applies it to relay addresses of the same family only, and the relay address %s is not; "+
+				"not carried over", joinAddrs(relays))
 		default:
-			c.warn(m.o, "maps %s, which is not turnd's relay address %s; not carried over (turnd advertises one address)",
-				m.private, relay)
+			c.warn(plain.o, "coturn does not apply it to the loopback relay address %s; not carried over", loopback)
 		}
 	}
-	if plain == nil {
-		return
+	var set []netip.Addr
+	for _, e := range exts {
+		if e.IsValid() {
+			set = append(set, e)
+		}
 	}
-	switch {
-	case chosen:
-		c.warn(plain.o, "the mapping of the relay address takes precedence; not carried over")
-	case relay.Is4() != plain.public.Is4():
-		c.warn(plain.o, "coturn applies it to relay addresses of the same family only, and the relay address %s is not; "+
-			"not carried over", relay)
-	case relay.IsLoopback():
-		c.warn(plain.o, "coturn does not apply it to the loopback relay address %s; not carried over", relay)
-	default:
-		c.cfg.Relay.ExternalAddress, c.why["relay.external_address"] = plain.public.String(), src(plain.o)
+	if len(set) > 0 {
+		c.cfg.Relay.ExternalAddress, c.why["relay.external_address"] = joinAddrs(set), strings.Join(why, ", ")
 	}
+}
+
+// joinAddrs writes addresses as relay.address takes them: comma-separated.
+func joinAddrs(as []netip.Addr) string {
+	parts := make([]string, len(as))
+	for i, a := range as {
+		parts[i] = a.String()
+	}
+	return strings.Join(parts, ",")
 }
 
 // quietAddrs is addrs without findings, for a second look at an option

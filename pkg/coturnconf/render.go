@@ -29,6 +29,11 @@ func (c *converter) render() []byte {
 	w.list(1, "listen.udp", cfg.Listen.UDP)
 	w.list(1, "listen.tcp", cfg.Listen.TCP)
 	w.list(1, "listen.tls", cfg.Listen.TLS)
+	if pp := cfg.Listen.ProxyProtocol; len(pp.Listeners) > 0 {
+		w.b.WriteString("  proxy_protocol:\n")
+		w.list(2, "listen.proxy_protocol.listeners", pp.Listeners)
+		w.list(2, "listen.proxy_protocol.trusted", pp.Trusted)
+	}
 	w.kv(1, "udp_sockets", strconv.Itoa(cfg.Listen.UDPSockets), "listen.udp_sockets")
 
 	w.section("tls")

@@ -37,8 +37,8 @@ const (
 	whyLogging  = "turnd logs to stderr (log.format text or json) for journald or kubectl logs; nothing to carry over"
 	whyDB       = "only matters with a user database, which turnd does not have; nothing to carry over"
 	whyDH       = "Go's TLS uses no finite-field Diffie-Hellman parameters; nothing to carry over"
-	whyFamily   = "turnd relays from one address (relay.address): every allocation gets that address's family, and " +
-		"a request for the other family is refused (440)"
+	whyFamily   = "turnd gives an IPv4 relay unless the client asks for IPv6 with REQUESTED-ADDRESS-FAMILY, whatever " +
+		"the client's own family; relay.address names one address of each family it relays in"
 	why5780 = "turnd does not implement RFC 5780 (NAT behaviour discovery), which needs a second address and port"
 	whyUser = "turnd does not switch user: start it as that user (systemd User=/Group=, as deploy/systemd/turnd.service does)"
 )
@@ -64,10 +64,9 @@ var specs = [...]spec{
 		why: "turnd does not bind to a device (SO_BINDTODEVICE): list the device's addresses with listening-ip"},
 	{name: "relay-device", short: 'i', arg: argRequired, sev: Warning,
 		why: "turnd does not bind to a device (SO_BINDTODEVICE): give the device's address as relay-ip"},
-	{name: "alt-listening-port", arg: argRequired, sev: Warning, why: why5780},
-	{name: "alt-tls-listening-port", arg: argRequired, sev: Warning, why: why5780},
-	{name: "tcp-proxy-port", arg: argRequired, sev: Warning,
-		why: "turnd does not accept the PROXY protocol: clients must reach turnd directly"},
+	{name: "alt-listening-port", arg: argRequired},
+	{name: "alt-tls-listening-port", arg: argRequired},
+	{name: "tcp-proxy-port", arg: argRequired},
 	{name: "relay-threads", short: 'm', arg: argRequired, sev: Note,
 		why: "turnd sizes itself: one SO_REUSEPORT UDP socket per CPU (listen.udp_sockets: 0); set listen.udp_sockets to pin a number"},
 	{name: "ne", arg: argRequired, sev: Note,
