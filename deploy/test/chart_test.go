@@ -103,6 +103,16 @@ var chartCases = []chartCase{
 		}
 	}},
 	{values: "dashboard.values.yaml", check: checkDashboard},
+	{values: "edge.values.yaml", bindService: true, check: func(t *testing.T, r rendered) {
+		c := onlyConfig(t, r)
+		wantList(t, "listen.tls", c.Listen.TLS)
+		wantList(t, "listen.tcp_tls", c.Listen.TCPTLS, "${TURND_NODE_IP}:443")
+		wantList(t, "listen.proxy_protocol.listeners", c.Listen.ProxyProtocol.Listeners, "${TURND_NODE_IP}:3478", "${TURND_NODE_IP}:443")
+		wantList(t, "listen.proxy_protocol.trusted", c.Listen.ProxyProtocol.Trusted, "10.0.0.0/8")
+		wantEqual(t, "relay.address", c.Relay.Address, "${TURND_NODE_IP},2001:db8::10")
+		wantEqual(t, "relay.external_address", c.Relay.ExternalAddress, "203.0.113.10,2001:db8::10")
+		wantServicePorts(t, r, "turn-udp/UDP/3478", "turn-tcp/TCP/3478", "turns/TCP/443", "http/TCP/9641")
+	}},
 	{values: "low-ports.values.yaml", bindService: true, check: func(t *testing.T, r rendered) {
 		wantList(t, "listen.tls", onlyConfig(t, r).Listen.TLS, "${TURND_NODE_IP}:443")
 	}},

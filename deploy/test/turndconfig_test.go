@@ -14,9 +14,14 @@ import (
 // `turnd check-config` (see checkconfig_test.go), not mirrored here.
 type turndConfig struct {
 	Listen struct {
-		UDP []string `json:"udp"`
-		TCP []string `json:"tcp"`
-		TLS []string `json:"tls"`
+		UDP           []string `json:"udp"`
+		TCP           []string `json:"tcp"`
+		TLS           []string `json:"tls"`
+		TCPTLS        []string `json:"tcp_tls"`
+		ProxyProtocol struct {
+			Listeners []string `json:"listeners"`
+			Trusted   []string `json:"trusted"`
+		} `json:"proxy_protocol"`
 	} `json:"listen"`
 	TLS struct {
 		CertFile string `json:"cert_file"`

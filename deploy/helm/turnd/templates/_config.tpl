@@ -24,10 +24,20 @@ cannot change the file's structure.
 {{- $listen := deepCopy ($cfg.listen | default dict) -}}
 {{- $_ := set $listen "udp" (ternary $turn (list) $v.transports.udp) -}}
 {{- $_ = set $listen "tcp" (ternary $turn (list) $v.transports.tcp) -}}
-{{- $_ = set $listen "tls" (ternary (list (include "turnd.hostPort" (list .root $v.ports.tls))) (list) $v.tls.enabled) -}}
+{{- $tls := ternary (list (include "turnd.hostPort" (list .root $v.ports.tls))) (list) $v.tls.enabled -}}
+{{- if and $v.tls.enabled $v.tls.sharedPort -}}
+{{- $_ = set $listen "tls" (list) -}}
+{{- $_ = set $listen "tcp_tls" $tls -}}
+{{- else -}}
+{{- $_ = set $listen "tls" $tls -}}
+{{- end -}}
+{{- $pp := $v.proxyProtocol | default dict -}}
+{{- if $pp.trusted -}}
+{{- $_ = set $listen "proxy_protocol" (dict "listeners" (concat $listen.tcp $tls) "trusted" $pp.trusted) -}}
+{{- end -}}
 {{- $_ = set $cfg "listen" $listen -}}
 {{- $relay := deepCopy ($cfg.relay | default dict) -}}
-{{- $_ = set $relay "address" $v.bindAddress -}}
+{{- $_ = set $relay "address" (ternary (printf "%s,%s" $v.bindAddress $v.extraRelayAddress) $v.bindAddress (ne ($v.extraRelayAddress | default "") "")) -}}
 {{- if .externalIP -}}
 {{- $_ = set $relay "external_address" .externalIP -}}
 {{- end -}}
