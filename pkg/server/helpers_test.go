@@ -239,6 +239,10 @@ func (o *fakeObserver) waitProxyRefused(t *testing.T, n int) []string {
 func (o *fakeObserver) RequestDropped(reason string) {
 	o.mu.Lock()
 	o.dropped = append(o.dropped, reason)
+	select {
+	case o.wake() <- struct{}{}:
+	default:
+	}
 	o.mu.Unlock()
 }
 
@@ -253,6 +257,26 @@ func (o *fakeObserver) RefusedConns() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return append([]string(nil), o.refusedConns...)
+}
+
+// waitDropped waits until n dropped requests have been reported.
+func (o *fakeObserver) waitDropped(t *testing.T, n int) {
+	t.Helper()
+	timer := time.NewTimer(waitTimeout)
+	defer timer.Stop()
+	for {
+		o.mu.Lock()
+		got, ch := len(o.dropped), o.wake()
+		o.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			t.Fatalf("%d dropped requests reported, want %d", got, n)
+		}
+	}
 }
 
 func (o *fakeObserver) PanicRecovered() {

@@ -58,6 +58,37 @@ func TestProxyProtocolClientAddress(t *testing.T) {
 	}
 }
 
+// TestProxyProtocolRateLimit: limits.unauthenticated_rate counts each
+// client behind the proxy by its own address: one client past its rate does
+// not silence another that comes through the same proxy.
+func TestProxyProtocolRateLimit(t *testing.T) {
+	obs := &fakeObserver{}
+	opts := proxiedOptions(t)
+	opts.Observer = obs
+	opts.Config.Limits.UnauthenticatedRate = 1 // a burst of 2
+	s := start(t, opts)
+	proxy := testproxy.PROXY(t, tcpAddr(t, s), 2)
+
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.7")}}
+	busy, err := d.Dial("tcp", proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { busy.Close() })
+	const sent = 10
+	for range sent {
+		if _, err := busy.Write(stunBinding(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	obs.waitDropped(t, sent-3) // at most the burst and one refill answered
+
+	other := testturn.DialFrom(t, "tcp", "127.0.0.8", proxy, "demo", "demo")
+	if got := other.BindingMapped(); got == nil || !got.IP.Equal(net.ParseIP("127.0.0.8")) {
+		t.Errorf("second client behind the proxy: Binding answered with %v, want 127.0.0.8", got)
+	}
+}
+
 // localOf returns the client's own address, as turnd should see it.
 func localOf(t *testing.T, c *testturn.Client) string {
 	t.Helper()
