@@ -46,7 +46,11 @@ func listenEdge(addr string, plain bool, cfg *tls.Config, proxy *proxyPolicy, co
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen tcp %s: %w", addr, err)
 	}
-	p := &edgePort{ln: conns.track(raw), tls: cfg, proxy: proxy, done: make(chan struct{})}
+	ln := conns.track(raw)
+	if proxy != nil {
+		ln = conns.trackProxied(raw, proxy.trusts)
+	}
+	p := &edgePort{ln: ln, tls: cfg, proxy: proxy, done: make(chan struct{})}
 	if plain {
 		p.subs[0] = &sortedListener{port: p, ch: make(chan net.Conn)}
 		plainLn = p.subs[0]
@@ -75,9 +79,19 @@ func (p *edgePort) accept() {
 // plain or the TLS side.
 func (p *edgePort) sort(c net.Conn) {
 	if p.proxy != nil {
+		tc, _ := c.(*trackedConn)
 		var ok bool
 		if c, ok = p.proxy.admit(c); !ok {
 			return
+		}
+		if pc, proxied := c.(*proxiedConn); proxied && tc != nil {
+			if refused := tc.set.rebook(tc, pc.client); refused != "" {
+				if tc.set.refused != nil {
+					tc.set.refused(refused)
+				}
+				_ = c.Close()
+				return
+			}
 		}
 	}
 	side := 0

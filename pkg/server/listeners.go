@@ -122,6 +122,9 @@ func (s *streamConns) closeAll() {
 type trackedListener struct {
 	net.Listener
 	set *streamConns
+	// fromProxy, if set, tells connections from trusted PROXY-protocol
+	// proxies, whose per-IP booking waits for the header (trackProxied).
+	fromProxy func(net.Addr) bool
 }
 
 // Accept returns the next connection within the caps; one over them is
@@ -138,7 +141,11 @@ func (l *trackedListener) Accept() (net.Conn, error) {
 		closed := l.set.closed
 		refused := ""
 		if !closed {
-			tc.ip, refused = l.set.admitConn(c.RemoteAddr())
+			if l.fromProxy != nil && l.fromProxy(c.RemoteAddr()) {
+				refused = l.set.admitFromProxy()
+			} else {
+				tc.ip, refused = l.set.admitConn(c.RemoteAddr())
+			}
 			if refused == "" {
 				if l.set.conns == nil {
 					l.set.conns = make(map[*trackedConn]struct{})

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -86,6 +87,42 @@ func TestProxyProtocolRateLimit(t *testing.T) {
 	other := testturn.DialFrom(t, "tcp", "127.0.0.8", proxy, "demo", "demo")
 	if got := other.BindingMapped(); got == nil || !got.IP.Equal(net.ParseIP("127.0.0.8")) {
 		t.Errorf("second client behind the proxy: Binding answered with %v, want 127.0.0.8", got)
+	}
+}
+
+// TestProxyProtocolConnectionCaps: limits.connections_per_ip counts each
+// client behind the proxy by its own address, not the proxy's: two clients
+// through one proxy are both served at one connection per IP, a second
+// connection of the same client is refused and counted.
+func TestProxyProtocolConnectionCaps(t *testing.T) {
+	obs := &fakeObserver{}
+	opts := proxiedOptions(t)
+	opts.Observer = obs
+	opts.Config.Limits.ConnectionsPerIP = 1
+	s := start(t, opts)
+	proxy := testproxy.PROXY(t, tcpAddr(t, s), 2)
+
+	for _, from := range []string{"127.0.0.7", "127.0.0.8"} {
+		c := testturn.DialFrom(t, "tcp", from, proxy, "demo", "demo")
+		if got := c.BindingMapped(); got == nil || !got.IP.Equal(net.ParseIP(from)) {
+			t.Fatalf("client %s behind the proxy: Binding answered with %v", from, got)
+		}
+	}
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.7")}}
+	again, err := d.Dial("tcp", proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { again.Close() })
+	if _, err := again.Write(stunBinding(t)); err != nil {
+		t.Fatal(err)
+	}
+	_ = again.SetReadDeadline(time.Now().Add(waitTimeout))
+	if n, err := again.Read(make([]byte, 1)); err == nil {
+		t.Errorf("second connection of 127.0.0.7: answered (%d bytes), want closed at connections_per_ip 1", n)
+	}
+	if got := obs.RefusedConns(); !slices.Equal(got, []string{server.RefuseConnectionsPerIP}) {
+		t.Errorf("connections refused %q, want one per_ip", got)
 	}
 }
 

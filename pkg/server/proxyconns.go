@@ -1,0 +1,46 @@
+package server
+
+import (
+	"net"
+	"net/netip"
+
+	"github.com/turnd/turnd/pkg/clientip"
+)
+
+// trackProxied is track for a listener behind PROXY-protocol proxies: a
+// connection from a trusted proxy is booked against the total cap only at
+// accept, since its client is not known yet; rebook books the client's
+// address against the per-IP cap once the header has named it. Otherwise
+// every client behind one proxy would share the proxy's per-IP cap.
+func (s *streamConns) trackProxied(ln net.Listener, fromProxy func(net.Addr) bool) net.Listener {
+	return &trackedListener{Listener: ln, set: s, fromProxy: fromProxy}
+}
+
+// admitFromProxy books a connection from a trusted proxy against the total
+// cap, or returns why it must be closed. Called with s.mu held.
+func (s *streamConns) admitFromProxy() (refused string) {
+	if l := s.limits.Load(); l != nil && l.total > 0 && len(s.conns) >= l.total {
+		return RefuseConnections
+	}
+	return ""
+}
+
+// rebook books c against the per-IP cap of the client its PROXY header
+// named, or returns why it must be closed.
+func (s *streamConns) rebook(c *trackedConn, client *net.TCPAddr) (refused string) {
+	ip := clientip.Key(client.AddrPort().Addr())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.conns[c]; !ok {
+		return "" // closed meanwhile; Close released what it held
+	}
+	if l := s.limits.Load(); l != nil && l.perIP > 0 && s.perIP[ip] >= l.perIP {
+		return RefuseConnectionsPerIP
+	}
+	if s.perIP == nil {
+		s.perIP = make(map[netip.Addr]int)
+	}
+	s.perIP[ip]++
+	c.ip = ip
+	return ""
+}
