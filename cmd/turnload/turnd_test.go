@@ -127,8 +127,11 @@ func TestAgainstTurnd(t *testing.T) {
 			if rep.Setup.OK != 4 || r == nil || r.Framing != framing {
 				t.Fatalf("report %+v", rep)
 			}
-			if r.Sent != 400 || r.Received != r.Sent || r.LossPct != 0 || r.EchoIn != r.Sent {
-				t.Errorf("sent %d, echoed %d, received %d, loss %.2f%%: want 400 each, no loss", r.Sent, r.EchoIn, r.Received, r.LossPct)
+			// 4 clients × 200/s × 2 s offer 400; the pacer's burst caps the
+			// catch-up after a stall, so a starved load generator sends
+			// fewer by design. Every message sent must come back.
+			if r.Sent < 300 || r.Sent > 400 || r.Received != r.Sent || r.LossPct != 0 || r.EchoIn != r.Sent {
+				t.Errorf("sent %d, echoed %d, received %d, loss %.2f%%: want 300-400 sent, each echoed and received, no loss", r.Sent, r.EchoIn, r.Received, r.LossPct)
 			}
 			if r.Misrouted+r.Other+r.SendFailed != 0 || r.RTTMaxMs <= 0 || r.RTTP99Ms > r.RTTMaxMs {
 				t.Errorf("relay %+v", r)
