@@ -247,15 +247,21 @@ func (c *Conn) setPermission(peer netip.Addr, remove bool) {
 	c.bindMu.Lock()
 	defer c.bindMu.Unlock()
 	var next []netip.Addr
+	had := false
 	if old := c.perms.Load(); old != nil {
 		for _, a := range *old {
 			if a != peer {
 				next = append(next, a)
+			} else {
+				had = true
 			}
 		}
 	}
 	if !remove {
 		next = append(next, peer)
+		if !had {
+			c.tally.perms.Add(1)
+		}
 	}
 	c.perms.Store(&next)
 }
@@ -265,15 +271,21 @@ func (c *Conn) setChannel(peer netip.AddrPort, number uint16, remove bool) {
 	c.bindMu.Lock()
 	defer c.bindMu.Unlock()
 	var next []channel
+	had := false
 	if old := c.chans.Load(); old != nil {
 		for _, ch := range *old {
 			if ch.number != number && ch.peer != peer {
 				next = append(next, ch)
+			} else if ch.number == number && ch.peer == peer {
+				had = true
 			}
 		}
 	}
 	if !remove {
 		next = append(next, channel{peer: peer, number: number})
+		if !had {
+			c.tally.chans.Add(1)
+		}
 	}
 	c.chans.Store(&next)
 }

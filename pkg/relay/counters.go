@@ -26,34 +26,78 @@ type Counters struct {
 // tallyBatch is how many packets a socket counts before publishing.
 const tallyBatch = 32
 
-// tally is one socket's unpublished traffic. Each direction has a single
-// writer at a time (pion's read loop for one, the lane's read loop or pion's
-// handler for the other), but both directions may flush at Close, so the
-// fields are atomics — uncontended, hence cheap.
+// tally is one socket's traffic since it opened: the allocation's usage
+// record reads it whole, and the shared Counters get what it has not yet
+// published. Each direction has a single writer at a time (pion's read loop
+// for one, the lane's read loop or pion's handler for the other), but both
+// directions may publish at Close, so the fields are atomics — uncontended,
+// hence cheap.
 type tally struct {
-	toPkts, toBytes     atomic.Uint64
-	fromPkts, fromBytes atomic.Uint64
+	to, from flow
+	// perms and chans count bindings installed (not refreshed): per
+	// request, not per packet.
+	perms, chans atomic.Uint64
 }
 
-func (t *tally) toPeer(c *Counters, n int) {
-	t.toBytes.Add(uint64(n))
-	if t.toPkts.Add(1) >= tallyBatch {
-		c.ToPeerPackets.Add(t.toPkts.Swap(0))
-		c.ToPeerBytes.Add(t.toBytes.Swap(0))
+// flow is one direction's running totals and the part already published.
+type flow struct {
+	pkts, bytes       atomic.Uint64
+	pubPkts, pubBytes atomic.Uint64
+}
+
+// add counts one datagram of n bytes and publishes every tallyBatch.
+//
+// Hot path: no allocation, no lock.
+func (f *flow) add(n int, pkts, bytes *atomic.Uint64) {
+	f.bytes.Add(uint64(n))
+	if f.pkts.Add(1)-f.pubPkts.Load() >= tallyBatch {
+		f.publish(pkts, bytes)
 	}
 }
 
-func (t *tally) fromPeer(c *Counters, n int) {
-	t.fromBytes.Add(uint64(n))
-	if t.fromPkts.Add(1) >= tallyBatch {
-		c.FromPeerPackets.Add(t.fromPkts.Swap(0))
-		c.FromPeerBytes.Add(t.fromBytes.Swap(0))
+// publish adds what f counted since its last publication to the totals.
+// Compare-and-swap, so a writer and Close publishing at once count each
+// datagram once.
+func (f *flow) publish(pkts, bytes *atomic.Uint64) {
+	advance(&f.pkts, &f.pubPkts, pkts)
+	advance(&f.bytes, &f.pubBytes, bytes)
+}
+
+func advance(running, published, total *atomic.Uint64) {
+	for {
+		now, old := running.Load(), published.Load()
+		if now <= old {
+			return
+		}
+		if published.CompareAndSwap(old, now) {
+			total.Add(now - old)
+			return
+		}
 	}
 }
+
+func (t *tally) toPeer(c *Counters, n int) { t.to.add(n, &c.ToPeerPackets, &c.ToPeerBytes) }
+
+func (t *tally) fromPeer(c *Counters, n int) { t.from.add(n, &c.FromPeerPackets, &c.FromPeerBytes) }
 
 func (t *tally) flush(c *Counters) {
-	c.ToPeerPackets.Add(t.toPkts.Swap(0))
-	c.ToPeerBytes.Add(t.toBytes.Swap(0))
-	c.FromPeerPackets.Add(t.fromPkts.Swap(0))
-	c.FromPeerBytes.Add(t.fromBytes.Swap(0))
+	t.to.publish(&c.ToPeerPackets, &c.ToPeerBytes)
+	t.from.publish(&c.FromPeerPackets, &c.FromPeerBytes)
+}
+
+// Usage is one allocation's traffic since its relay socket opened.
+type Usage struct {
+	ToPeerPackets, ToPeerBytes     uint64
+	FromPeerPackets, FromPeerBytes uint64
+	// Permissions and Channels count the permissions and channel bindings
+	// the allocation installed over its life, refreshes not counted again.
+	Permissions, Channels uint64
+}
+
+func (t *tally) usage() Usage {
+	return Usage{
+		ToPeerPackets: t.to.pkts.Load(), ToPeerBytes: t.to.bytes.Load(),
+		FromPeerPackets: t.from.pkts.Load(), FromPeerBytes: t.from.bytes.Load(),
+		Permissions: t.perms.Load(), Channels: t.chans.Load(),
+	}
 }

@@ -69,20 +69,25 @@ func (g *Generator) awaitingReport(c *Conn) {
 // Deleted is pion reporting (OnAllocationDeleted) that the allocation whose
 // relay was advertised as relayAddr is deleted; see retire.go. Call it
 // last in the report: pion's goroutine for the relay socket then changes
-// the allocation's client address object.
-func (g *Generator) Deleted(relayAddr net.Addr) {
+// the allocation's client address object. It returns the socket's final
+// traffic, for the allocation's usage record; false if the socket was not
+// awaiting the report.
+func (g *Generator) Deleted(relayAddr net.Addr) (Usage, bool) {
 	ua, ok := relayAddr.(*net.UDPAddr)
 	if !ok {
-		return
+		return Usage{}, false
 	}
 	k := liveKey{v6: ua.IP.To4() == nil, port: ua.Port}
 	g.mu.Lock()
 	c := g.retiring[k]
 	delete(g.retiring, k)
 	g.mu.Unlock()
-	if c != nil {
-		close(c.reported)
+	if c == nil {
+		return Usage{}, false
 	}
+	u := c.tally.usage()
+	close(c.reported)
+	return u, true
 }
 
 // retire runs on pion's goroutine for c once c is closed, before ReadFrom

@@ -1,0 +1,82 @@
+package relay
+
+import (
+	"net"
+	"testing"
+	"time"
+)
+
+// TestUsageCountsEachAllocationBothWays: an allocation's usage holds every
+// datagram and byte it relayed, both ways, however many the shared totals
+// have been published yet; it survives the socket's close until pion's
+// deletion report, which hands the final figures over.
+func TestUsageCountsEachAllocationBothWays(t *testing.T) {
+	r := newFastPathRig(t)
+	relayAddr := relayAddrOf(r)
+	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
+	relayAP := r.relay.LocalAddr().(*net.UDPAddr).AddrPort()
+	const ups, downs, size = 45, 7, 100 // more than tallyBatch one way, fewer the other
+	buf := make([]byte, 1600)
+	for i := 0; i < ups; i++ {
+		if !r.up(channelData(0x4001, make([]byte, size)), clientAP) {
+			t.Fatal("bound channel not relayed")
+		}
+	}
+	_ = r.client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for i := 0; i < downs; i++ {
+		if _, err := r.peer.WriteToUDPAddrPort(make([]byte, size+1), relayAP); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.client.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.gen.Permit(relayAddr, net.IPv4(127, 0, 0, 9), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.gen.Permit(relayAddr, net.IPv4(127, 0, 0, 9), false); err != nil { // a refresh
+		t.Fatal(err)
+	}
+	want := Usage{ToPeerPackets: ups, ToPeerBytes: ups * size, FromPeerPackets: downs, FromPeerBytes: downs * (size + 1),
+		Permissions: 1, Channels: 1}
+	got, err := r.gen.Usage(relayAddr)
+	if err != nil || got != want {
+		t.Fatalf("live usage = %+v (%v), want %+v", got, err, want)
+	}
+	if c := r.gen.Counters(); c.ToPeerPackets.Load() != tallyBatch {
+		t.Fatalf("shared total published %d packets, want one batch of %d", c.ToPeerPackets.Load(), tallyBatch)
+	}
+
+	r.relay.retireAfterReport(r.client.LocalAddr())
+	if err := r.relay.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c := r.gen.Counters(); c.ToPeerPackets.Load() != ups || c.FromPeerBytes.Load() != downs*(size+1) {
+		t.Fatalf("after close the shared totals are %d packets up, %d bytes down", c.ToPeerPackets.Load(), c.FromPeerBytes.Load())
+	}
+	if got, ok := r.gen.Deleted(relayAddr); !ok || got != want {
+		t.Fatalf("usage at the deletion report = %+v (%v), want %+v", got, ok, want)
+	}
+}
+
+// TestFlowPublishesEachDatagramOnce: a writer and a flush racing to
+// publish never count a datagram twice or lose one.
+func TestFlowPublishesEachDatagramOnce(t *testing.T) {
+	var c Counters
+	var tl tally
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 10000; i++ {
+			tl.toPeer(&c, 3)
+		}
+	}()
+	for i := 0; i < 1000; i++ {
+		tl.flush(&c)
+	}
+	<-done
+	tl.flush(&c)
+	if c.ToPeerPackets.Load() != 10000 || c.ToPeerBytes.Load() != 30000 {
+		t.Fatalf("published %d packets, %d bytes; want 10000, 30000", c.ToPeerPackets.Load(), c.ToPeerBytes.Load())
+	}
+}
