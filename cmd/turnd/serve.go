@@ -146,6 +146,7 @@ func serve(path string, _, stderr io.Writer) int {
 		res := machine.Run(drainCtx, signals)
 		if res.Reason == drain.DeadlineExpired && res.Remaining > 0 {
 			m.ForceClosed(res.Remaining)
+			srv.SetShutdownReason(server.EndDrainDeadline)
 			log.Warn("drain deadline passed: closing remaining allocations", "allocations", res.Remaining)
 		}
 		log.Info("drain complete", "reason", res.Reason.String(), "trigger", res.Trigger.String(),

@@ -23,6 +23,9 @@ type Info struct {
 	// creation or the last Refresh plus the lifetime granted. Zero until
 	// the first grant is known (Extend).
 	Expires time.Time
+	// Ending is why the allocation is ending, once turnd knows it before
+	// pion reports the deletion (MarkEnding); empty until then.
+	Ending string
 }
 
 // Limits are the allocation quotas; zero means unlimited.
@@ -199,6 +202,21 @@ func (r *Registry) User(client, server net.Addr) (string, bool) {
 	defer r.mu.Unlock()
 	info, ok := r.live[k]
 	return info.User, ok
+}
+
+// MarkEnding records why the 5-tuple's allocation is about to end, for its
+// usage record; the first reason given stands. It reports whether the
+// allocation is live.
+func (r *Registry) MarkEnding(client, server net.Addr, reason string) bool {
+	k := keyOf(client, server)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	info, ok := r.live[k]
+	if ok && info.Ending == "" {
+		info.Ending = reason
+		r.live[k] = info
+	}
+	return ok
 }
 
 // Count returns the number of live allocations.

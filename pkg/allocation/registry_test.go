@@ -4,7 +4,9 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"slices"
 	"testing"
+	"time"
 )
 
 func udp(port int) net.Addr { return &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port} }
@@ -140,4 +142,49 @@ func TestRegistryChangedIsCoalescedAndNeverBlocks(t *testing.T) {
 	default:
 		t.Fatal("no change notification after Remove")
 	}
+}
+
+func TestRegistryMarkEndingKeepsTheFirstReason(t *testing.T) {
+	r := NewRegistry(Limits{})
+	r.Add(Info{Client: udp(1), Server: udp(3478), User: "a"})
+	if !r.MarkEnding(udp(1), udp(3478), "disconnected") || r.MarkEnding(udp(2), udp(3478), "released") {
+		t.Fatal("MarkEnding reported the wrong allocations live")
+	}
+	r.MarkEnding(udp(1), udp(3478), "released")
+	if info, _ := r.Remove(udp(1), udp(3478)); info.Ending != "disconnected" {
+		t.Fatalf("ending %q, want the first reason, disconnected", info.Ending)
+	}
+}
+
+func TestRegistryListFiltersByUserOldestFirst(t *testing.T) {
+	r := NewRegistry(Limits{})
+	t0 := time.Unix(1000, 0)
+	r.Add(Info{Client: udp(1), Server: udp(3478), User: "a", Created: t0.Add(2 * time.Second), Relay: udp(50001)})
+	r.Add(Info{Client: udp(2), Server: udp(3478), User: "b", Created: t0.Add(time.Second), Relay: udp(50002)})
+	r.Add(Info{Client: udp(3), Server: udp(3478), User: "a", Created: t0, Relay: udp(50003)})
+	var ports []int
+	for _, info := range r.List("a") {
+		ports = append(ports, info.Relay.(*net.UDPAddr).Port)
+	}
+	if !slices.Equal(ports, []int{50003, 50001}) {
+		t.Fatalf("alice's relays %v, want [50003 50001]", ports)
+	}
+	if n := len(r.List("")); n != 3 {
+		t.Fatalf("all users: %d allocations, want 3", n)
+	}
+}
+
+func TestRegistryRemoveAllAfterMarkAllEnding(t *testing.T) {
+	r := NewRegistry(Limits{})
+	r.Add(Info{Client: udp(1), Server: udp(3478), User: "a", Ending: "released"})
+	r.Add(Info{Client: udp(2), Server: udp(3478), User: "a"})
+	r.MarkAllEnding("shutdown")
+	got := map[string]int{}
+	for _, info := range r.RemoveAll() {
+		got[info.Ending]++
+	}
+	if got["released"] != 1 || got["shutdown"] != 1 || r.Count() != 0 || r.UserCount("a") != 0 {
+		t.Fatalf("endings %v, count %d, alice %d", got, r.Count(), r.UserCount("a"))
+	}
+	<-r.Changed()
 }

@@ -114,6 +114,10 @@ type Hooks struct {
 	// Granted is called with the lifetime pion granted an allocation in a
 	// successful Allocate or Refresh (0: the allocation ends now).
 	Granted func(client, server net.Addr, lifetime time.Duration)
+	// Releasing is called for an authenticated Refresh asking for lifetime
+	// 0 (RFC 8656 §8.2: the client ends its allocation), before pion
+	// handles it.
+	Releasing func(client, server net.Addr)
 	// Panicked is called when handling one packet panicked; the packet is
 	// dropped and every other client carries on.
 	Panicked func(v any)

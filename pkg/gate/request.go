@@ -64,6 +64,10 @@ func (g *Gate) authenticated(p *Policy, msg *stun.Message, key []byte, userID st
 	case stun.NewType(stun.MethodAllocate, stun.ClassRequest):
 		return g.allocate(p, msg, key, userID, src, local, r)
 	case stun.NewType(stun.MethodRefresh, stun.ClassRequest):
+		if v, err := msg.Get(stun.AttrLifetime); err == nil && len(v) == 4 && binary.BigEndian.Uint32(v) == 0 &&
+			g.hooks.Releasing != nil {
+			g.hooks.Releasing(src, local)
+		}
 		if l := lifetimesOf(p); l.changes(msg, true) {
 			return resign(msg, key, edits{lifetimes: l, refresh: true}), Rewrite, 0
 		}

@@ -69,25 +69,20 @@ func (g *Generator) awaitingReport(c *Conn) {
 // Deleted is pion reporting (OnAllocationDeleted) that the allocation whose
 // relay was advertised as relayAddr is deleted; see retire.go. Call it
 // last in the report: pion's goroutine for the relay socket then changes
-// the allocation's client address object. It returns the socket's final
-// traffic, for the allocation's usage record; false if the socket was not
-// awaiting the report.
-func (g *Generator) Deleted(relayAddr net.Addr) (Usage, bool) {
+// the allocation's client address object.
+func (g *Generator) Deleted(relayAddr net.Addr) {
 	ua, ok := relayAddr.(*net.UDPAddr)
 	if !ok {
-		return Usage{}, false
+		return
 	}
 	k := liveKey{v6: ua.IP.To4() == nil, port: ua.Port}
 	g.mu.Lock()
 	c := g.retiring[k]
 	delete(g.retiring, k)
 	g.mu.Unlock()
-	if c == nil {
-		return Usage{}, false
+	if c != nil {
+		close(c.reported)
 	}
-	u := c.tally.usage()
-	close(c.reported)
-	return u, true
 }
 
 // retire runs on pion's goroutine for c once c is closed, before ReadFrom

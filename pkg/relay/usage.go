@@ -5,8 +5,9 @@ import (
 	"net"
 )
 
-// Usage returns the traffic so far of the live UDP relay socket advertised
-// as relayAddr.
+// Usage returns the traffic of the UDP relay socket advertised as
+// relayAddr: live, or closed and awaiting pion's deletion report, whose
+// handler reads the final figures this way before calling Deleted.
 func (g *Generator) Usage(relayAddr net.Addr) (Usage, error) {
 	ua, ok := relayAddr.(*net.UDPAddr)
 	if !ok {
@@ -15,6 +16,9 @@ func (g *Generator) Usage(relayAddr net.Addr) (Usage, error) {
 	k := liveKey{v6: ua.IP.To4() == nil, port: ua.Port}
 	g.mu.Lock()
 	c := g.live[k]
+	if c == nil {
+		c = g.retiring[k]
+	}
 	g.mu.Unlock()
 	if c == nil {
 		return Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)

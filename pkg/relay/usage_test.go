@@ -54,8 +54,12 @@ func TestUsageCountsEachAllocationBothWays(t *testing.T) {
 	if c := r.gen.Counters(); c.ToPeerPackets.Load() != ups || c.FromPeerBytes.Load() != downs*(size+1) {
 		t.Fatalf("after close the shared totals are %d packets up, %d bytes down", c.ToPeerPackets.Load(), c.FromPeerBytes.Load())
 	}
-	if got, ok := r.gen.Deleted(relayAddr); !ok || got != want {
-		t.Fatalf("usage at the deletion report = %+v (%v), want %+v", got, ok, want)
+	if got, err := r.gen.Usage(relayAddr); err != nil || got != want {
+		t.Fatalf("usage awaiting the deletion report = %+v (%v), want %+v", got, err, want)
+	}
+	r.gen.Deleted(relayAddr)
+	if _, err := r.gen.Usage(relayAddr); err == nil {
+		t.Fatal("usage still found after the deletion report")
 	}
 }
 

@@ -165,16 +165,15 @@ func (s *Server) events() turn.EventHandler {
 			defer s.catch("OnChannelDeleted")
 			_ = s.relay.BindChannel(relayAddr, peer, number, true)
 		},
-		OnAllocationDeleted: func(src, dst net.Addr, _, userID, _ string) {
+		OnAllocationDeleted: func(src, dst net.Addr, _, _, _ string) {
 			defer s.catch("OnAllocationDeleted")
 			info, ok := s.registry.Remove(src, dst)
 			if !ok {
 				return
 			}
 			s.gate.Released(src, dst) // a TCP/TLS connection left idle is closed in time
-			s.log.Info("allocation deleted", "user", userID, "client", src.String(), "transport", info.Transport.String(),
-				"relay", info.Relay.String(), "duration", time.Since(info.Created).Round(time.Millisecond),
-				"allocations", s.registry.Count())
+			u, _ := s.relay.Usage(info.Relay) // zero for RFC 6062 TCP relays: not counted
+			s.logUsage(info, u, endReason(info, src))
 			// Last: src may be the object the relay retires (relay/retire.go).
 			s.relay.Deleted(info.Relay)
 		},

@@ -89,6 +89,8 @@ type Server struct {
 	own     ownAddrs
 	alts    *alternates
 
+	shutdownReason atomic.Pointer[string] // see SetShutdownReason
+
 	closeOnce sync.Once
 	closed    chan struct{}
 }
@@ -159,7 +161,8 @@ func New(opts Options) (*Server, error) {
 		Granted: func(client, server net.Addr, lifetime time.Duration) {
 			s.registry.Extend(client, server, time.Now().Add(lifetime))
 		},
-		Panicked: s.panicked,
+		Releasing: func(client, server net.Addr) { s.registry.MarkEnding(client, server, EndReleased) },
+		Panicked:  s.panicked,
 	})
 	if err := s.bind(cfg); err != nil {
 		s.closeSockets()
@@ -409,10 +412,12 @@ func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.answerPending()
+		s.registry.MarkAllEnding(s.shutdownReasonOr(EndShutdown))
 		err = s.turn.Close()
 		if errors.Is(err, net.ErrClosed) {
 			err = nil
 		}
+		s.recordShutdown()
 		s.relay.Close()
 		// pion closed the listeners, not what they accepted.
 		s.streams.closeAll()
