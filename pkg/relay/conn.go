@@ -50,6 +50,9 @@ type Conn struct {
 	// the key (retire.go).
 	keyedBy  atomic.Pointer[net.Addr]
 	reported chan struct{}
+	// cut is set when turnd itself closed the socket to end the
+	// allocation (Disconnect): pion's goroutine must then delete it.
+	cut atomic.Bool
 }
 
 // clientPath is where the downlink goes: the client's address via the lane
@@ -199,17 +202,16 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 // Hot path: no allocation.
 func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
 	c.fdMu.RLock()
-	err := net.ErrClosed
+	// Counted under the lock too, so the totals are final once Close has it.
 	if !c.fdClosed {
-		err = mmsg.SendTo(int(c.fd), payload, peer, c.key.v6)
+		switch err := mmsg.SendTo(int(c.fd), payload, peer, c.key.v6); {
+		case err == nil:
+			c.tally.toPeer(c.gen.opts.Counters, len(payload))
+		case !errors.Is(err, net.ErrClosed):
+			c.gen.opts.Counters.DroppedToPeer.Add(1)
+		}
 	}
 	c.fdMu.RUnlock()
-	switch {
-	case err == nil:
-		c.tally.toPeer(c.gen.opts.Counters, len(payload))
-	case !errors.Is(err, net.ErrClosed):
-		c.gen.opts.Counters.DroppedToPeer.Add(1)
-	}
 }
 
 // channelOf finds the channel bound to peer. Linear: an allocation has a

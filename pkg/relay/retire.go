@@ -89,8 +89,8 @@ func (g *Generator) Deleted(relayAddr net.Addr) {
 // returns it an error: see the top of this file.
 func (c *Conn) retire() {
 	p := c.keyedBy.Load()
-	if p == nil {
-		return
+	if p == nil || c.cut.Load() {
+		return // cut: no report comes first, pion's lookup is the deletion
 	}
 	select {
 	case <-c.reported:

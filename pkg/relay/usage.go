@@ -25,3 +25,22 @@ func (g *Generator) Usage(relayAddr net.Addr) (Usage, error) {
 	}
 	return c.tally.usage(), nil
 }
+
+// Disconnect ends the allocation whose UDP relay was advertised as
+// relayAddr: its socket closes, so data stops at once both ways, and pion's
+// goroutine for the socket, woken by the close, deletes the allocation
+// (its client's next request gets 437) and reports the deletion.
+func (g *Generator) Disconnect(relayAddr net.Addr) error {
+	ua, ok := relayAddr.(*net.UDPAddr)
+	if !ok {
+		return fmt.Errorf("disconnect relay %v: %w", relayAddr, ErrNotTracked)
+	}
+	g.mu.Lock()
+	c := g.live[liveKey{v6: ua.IP.To4() == nil, port: ua.Port}]
+	g.mu.Unlock()
+	if c == nil {
+		return fmt.Errorf("disconnect relay %v: %w", relayAddr, ErrNotTracked)
+	}
+	c.cut.Store(true)
+	return c.Close()
+}

@@ -121,7 +121,7 @@ func (s *Server) events() turn.EventHandler {
 			defer s.catch("OnAllocationCreated")
 			t := s.transportOf(src, dst)
 			s.registry.Add(allocation.Info{
-				Client: src, Server: dst, Transport: t, User: userID, Realm: realm,
+				Client: copyAddr(src), KeyedBy: src, Server: dst, Transport: t, User: userID, Realm: realm,
 				Relay: relayAddr, Created: time.Now(),
 			})
 			stream, _ := s.gate.Stream(src, dst) // nil for UDP clients

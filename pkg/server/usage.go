@@ -2,6 +2,7 @@ package server
 
 import (
 	"net"
+	"slices"
 	"time"
 
 	"github.com/turnd/turnd/pkg/allocation"
@@ -26,7 +27,7 @@ func endReason(info allocation.Info, src net.Addr) string {
 	switch {
 	case info.Ending != "":
 		return info.Ending
-	case info.Transport != allocation.UDP && src != info.Client:
+	case info.Transport != allocation.UDP && src != info.KeyedBy:
 		return EndConnectionClosed
 	}
 	return EndExpired
@@ -42,6 +43,18 @@ func (s *Server) logUsage(info allocation.Info, u relay.Usage, reason string) {
 		"from_peer_bytes", u.FromPeerBytes, "from_peer_packets", u.FromPeerPackets,
 		"permissions", u.Permissions, "channels", u.Channels,
 		"reason", reason, "allocations", s.registry.Count())
+}
+
+// copyAddr returns a copy of a client address that turnd may read at any
+// time, unlike pion's own object (see allocation.Info.KeyedBy).
+func copyAddr(a net.Addr) net.Addr {
+	switch v := a.(type) {
+	case *net.UDPAddr:
+		return &net.UDPAddr{IP: slices.Clone(v.IP), Port: v.Port, Zone: v.Zone}
+	case *net.TCPAddr:
+		return &net.TCPAddr{IP: slices.Clone(v.IP), Port: v.Port, Zone: v.Zone}
+	}
+	return a
 }
 
 func addrText(a net.Addr) string {
