@@ -12,11 +12,11 @@ import (
 
 // Info describes one live allocation.
 type Info struct {
-	Client    net.Addr  // the client's transport address (5-tuple source); a copy of its own
+	Client net.Addr // the client's transport address (5-tuple source); a copy of its own
 	// KeyedBy is the address object pion keyed the allocation by, to be
 	// compared (is a report about this object?), never read: the relay
 	// rewrites it once the allocation is gone (relay/retire.go).
-	KeyedBy net.Addr
+	KeyedBy   net.Addr
 	Server    net.Addr  // turnd's listening address the client reached (5-tuple destination)
 	Transport Transport // client-facing transport
 	User      string    // user ID from the credential check (REST: the part after the expiry)
