@@ -181,6 +181,10 @@ func serve(path string, _, stderr io.Writer) int {
 		hs := httpapi.NewServer(httpapi.New(httpapi.Options{
 			Version: version, Started: started, Allocations: registry.ByTransport, Expiry: registry.Expiry,
 			Traffic: traffic, Drain: machine.Status, Gatherer: reg, Warnings: warnings,
+			Admin: httpapi.Admin{
+				TokenFile: cfg.HTTP.AdminTokenFile, Sessions: srv.Sessions, Usage: srv.Usage, Disconnect: srv.Disconnect,
+				Problem: func(err error) { log.Warn("admin request refused", "err", err) },
+			},
 		}), limits)
 		g.Add("http", func() error {
 			if err := hs.Serve(httpapi.LimitListener(httpLn, limits.MaxConns)); !errors.Is(err, http.ErrServerClosed) {

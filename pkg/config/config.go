@@ -205,6 +205,11 @@ type HTTP struct {
 	// Address is "host:port" for /metrics, /healthz, /readyz and /status.
 	// Default "127.0.0.1:9641"; "" disables the listener.
 	Address string `yaml:"address"`
+	// AdminTokenFile is a file holding the bearer token that /sessions and
+	// /sessions/disconnect require (`turnd sessions`, `turnd disconnect`).
+	// It is read on every admin request, so a rotated Secret applies
+	// without a restart. Default "": the admin endpoints are off (404).
+	AdminTokenFile string `yaml:"admin_token_file"`
 }
 
 // ServesTLS reports whether any listener speaks TLS, so a certificate is needed.

@@ -28,6 +28,7 @@ func RestartNeeded(old, next Config) []string {
 	note("relay.min_port", old.Relay.MinPort != next.Relay.MinPort)
 	note("relay.max_port", old.Relay.MaxPort != next.Relay.MaxPort)
 	note("http.address", old.HTTP.Address != next.HTTP.Address)
+	note("http.admin_token_file", old.HTTP.AdminTokenFile != next.HTTP.AdminTokenFile)
 	note("pidfile", old.PIDFile != next.PIDFile)
 	return paths
 }

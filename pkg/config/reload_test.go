@@ -36,8 +36,10 @@ func TestRestartNeeded(t *testing.T) {
 			c.Relay.MinPort = 50000
 			c.Relay.MaxPort = 50010
 			c.HTTP.Address = ""
+			c.HTTP.AdminTokenFile = "/run/secrets/token"
 			c.PIDFile = "/run/turnd.pid"
-		}, []string{"relay.address", "relay.external_address", "relay.min_port", "relay.max_port", "http.address", "pidfile"}},
+		}, []string{"relay.address", "relay.external_address", "relay.min_port", "relay.max_port", "http.address",
+			"http.admin_token_file", "pidfile"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

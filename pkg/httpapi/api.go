@@ -28,6 +28,8 @@ type Options struct {
 	// Warnings are the problems found at start that turnd runs with (a
 	// relay port range inside the kernel's ephemeral range).
 	Warnings []string
+	// Admin serves /sessions and /sessions/disconnect; off without a TokenFile.
+	Admin Admin
 }
 
 // API is the HTTP handler set.
@@ -44,6 +46,10 @@ func New(opts Options) *API {
 	a.mux.HandleFunc("GET /status", a.status)
 	if opts.Gatherer != nil {
 		a.mux.Handle("GET /metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))
+	}
+	if opts.Admin.TokenFile != "" {
+		a.mux.HandleFunc("GET /sessions", a.requireToken(a.sessions))
+		a.mux.HandleFunc("POST /sessions/disconnect", a.requireToken(a.disconnect))
 	}
 	return a
 }
