@@ -13,6 +13,8 @@ var (
 	// ErrTooLong means a TURN REST username expires further ahead than
 	// Options.MaxValidity allows.
 	ErrTooLong = errors.New("credential valid for longer than allowed")
+	// ErrRevoked means the user ID is listed in auth.revoked_users.
+	ErrRevoked = errors.New("user revoked")
 	// ErrRealmMismatch means the request names a realm other than the configured one.
 	ErrRealmMismatch = errors.New("realm mismatch")
 )

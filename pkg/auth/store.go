@@ -26,6 +26,9 @@ type Options struct {
 	// MaxValidity refuses REST usernames that expire further ahead than
 	// this. 0 means no cap (up to year 9999).
 	MaxValidity time.Duration
+	// Revoked are user IDs refused whatever their credentials: static
+	// names, or the user part of REST usernames.
+	Revoked []string
 }
 
 // Store resolves usernames to long-term keys. It is immutable after New and
@@ -38,6 +41,7 @@ type Store struct {
 	now     func() time.Time
 	maxTTL  time.Duration
 	decoy   [][]byte
+	revoked map[string]bool
 }
 
 // New builds a Store from o. It copies everything it keeps, so later changes
@@ -50,6 +54,10 @@ func New(o Options) *Store {
 		sep:     o.Separator,
 		now:     o.Now,
 		maxTTL:  o.MaxValidity,
+		revoked: make(map[string]bool, len(o.Revoked)),
+	}
+	for _, u := range o.Revoked {
+		s.revoked[u] = true
 	}
 	if s.sep == "" {
 		s.sep = DefaultSeparator
@@ -82,12 +90,15 @@ func (s *Store) Realm() string { return s.realm }
 // The returned slices are shared and must not be modified.
 //
 // Keys is called on every authenticated TURN request (not per data packet).
-// Errors wrap ErrRealmMismatch, ErrExpired, ErrTooLong or ErrUnknownUser.
+// Errors wrap ErrRealmMismatch, ErrExpired, ErrTooLong, ErrRevoked or ErrUnknownUser.
 func (s *Store) Keys(username, realm string) (userID string, keys [][]byte, err error) {
 	if realm != s.realm {
 		return "", nil, fmt.Errorf("check realm: %w", ErrRealmMismatch)
 	}
 	if k, ok := s.static[username]; ok {
+		if s.revoked[username] {
+			return "", nil, fmt.Errorf("check user %s: %w", username, ErrRevoked)
+		}
 		return username, k, nil
 	}
 	if len(s.secrets) == 0 {
@@ -103,6 +114,9 @@ func (s *Store) Keys(username, realm string) (userID string, keys [][]byte, err 
 	}
 	if s.maxTTL > 0 && r.expiry.Sub(now) > s.maxTTL {
 		return "", nil, fmt.Errorf("check rest username expiry %s: %w", r.expiry.UTC().Format(time.RFC3339), ErrTooLong)
+	}
+	if s.revoked[r.userID] {
+		return "", nil, fmt.Errorf("check user %s: %w", r.userID, ErrRevoked)
 	}
 	keys = make([][]byte, len(s.secrets))
 	for i, secret := range s.secrets {

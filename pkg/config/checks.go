@@ -143,6 +143,11 @@ func (c Config) checkAuth(v *validator) {
 			v.add(index("auth.secrets", i), "must not be empty")
 		}
 	}
+	for i, u := range a.RevokedUsers {
+		if u == "" {
+			v.add(index("auth.revoked_users", i), "must not be empty")
+		}
+	}
 	if utf8.RuneCountInString(a.RESTSeparator) != 1 {
 		v.add("auth.rest_separator", "must be exactly one character, got %q", a.RESTSeparator)
 	}

@@ -122,6 +122,14 @@ type Auth struct {
 	// a far expiry is a forged or leaked-for-good credential). Default 168h
 	// (7 days); 0 means any expiry up to year 9999.
 	MaxRESTValidity time.Duration `yaml:"max_rest_validity"`
+	// RevokedUsers are user IDs (static names, or the user part of REST
+	// usernames) whose every request is refused with 401, whatever their
+	// credentials; SIGHUP applies a change. Default [] (none).
+	RevokedUsers []string `yaml:"revoked_users"`
+	// DisconnectOnRevoke ends the live allocations of the users in
+	// RevokedUsers whenever a reload (SIGHUP) applies the config. Default
+	// false: they keep relaying until their next Refresh, which is refused.
+	DisconnectOnRevoke bool `yaml:"disconnect_on_revoke"`
 }
 
 // Peers is the peer address filter. Loopback is checked first (denied unless

@@ -158,6 +158,7 @@ func TestParseFull(t *testing.T) {
 			Secrets:         []string{"new-secret", "old-secret"},
 			RESTSeparator:   "-",
 			MaxRESTValidity: 24 * time.Hour,
+			RevokedUsers:    []string{"mallory"}, DisconnectOnRevoke: true,
 		},
 		Peers: Peers{
 			AllowLoopback: true,

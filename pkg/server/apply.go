@@ -45,6 +45,7 @@ func (s *Server) apply(cfg config.Config) error {
 		Separator: cfg.Auth.RESTSeparator,
 
 		MaxValidity: cfg.Auth.MaxRESTValidity,
+		Revoked:     cfg.Auth.RevokedUsers,
 	})
 
 	s.cfg.Store(&cfg)

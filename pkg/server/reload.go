@@ -9,7 +9,8 @@ import (
 
 // Reload applies a new configuration to new requests: credentials, peer
 // rules, quotas, lifetimes caps, alternates and the TLS certificate. Live
-// allocations are untouched. Settings that need new sockets (listeners,
+// allocations are untouched, except those of revoked users with
+// auth.disconnect_on_revoke. Settings that need new sockets (listeners,
 // relay addresses, realm) are kept as they were and returned, so the caller
 // can say a restart is needed. On error nothing changes.
 func (s *Server) Reload(cfg config.Config) (restartNeeded []string, err error) {
@@ -26,6 +27,13 @@ func (s *Server) Reload(cfg config.Config) (restartNeeded []string, err error) {
 	}
 	s.obs.Reloaded(true)
 	s.revokeDenied()
+	if cfg.Auth.DisconnectOnRevoke {
+		for _, user := range cfg.Auth.RevokedUsers {
+			if s.registry.UserCount(user) > 0 {
+				s.Disconnect(user, "", "reload: auth.revoked_users")
+			}
+		}
+	}
 	return restartNeeded, nil
 }
 
