@@ -198,6 +198,16 @@ func (c Config) checkLimits(v *validator) {
 			v.add(path, "must be >= 0 (0 means unlimited)")
 		}
 	}
+	for path, n := range map[string]int64{"limits.max_bps": l.MaxBPS, "limits.total_bps": l.TotalBPS} {
+		if n < 0 {
+			v.add(path, "must be >= 0 (0 means unlimited)")
+		}
+	}
+	for _, user := range slices.Sorted(maps.Keys(l.UserMaxBPS)) {
+		if l.UserMaxBPS[user] < 0 {
+			v.add("limits.user_max_bps."+user, "must be >= 0 (0 means unlimited)")
+		}
+	}
 	if l.IdleConnectionTimeout <= 0 {
 		v.add("limits.idle_connection_timeout", "must be > 0")
 	}

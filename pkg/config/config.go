@@ -186,6 +186,18 @@ type Limits struct {
 	// cannot take the file descriptors relay sockets need. Default 16384;
 	// 0 means unlimited.
 	Connections int `yaml:"connections"`
+	// MaxBPS holds every allocation to this many bits per second in each
+	// direction (coturn: max-bps); traffic past it, beyond a 100 ms burst,
+	// is dropped and counted. SIGHUP applies a change to live allocations.
+	// Default 0 (unlimited).
+	MaxBPS int64 `yaml:"max_bps"`
+	// UserMaxBPS overrides MaxBPS for the users named (REST: the part
+	// after the expiry); 0 there means unlimited for that user. Default {}.
+	UserMaxBPS map[string]int64 `yaml:"user_max_bps"`
+	// TotalBPS is the relayed throughput, in bits per second both ways
+	// together, past which new Allocates are answered 486 (coturn:
+	// bps-capacity). Default 0 (unlimited).
+	TotalBPS int64 `yaml:"total_bps"`
 }
 
 // Drain configures graceful shutdown (SIGTERM, SIGUSR1, first SIGINT).

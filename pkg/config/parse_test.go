@@ -170,6 +170,8 @@ func TestParseFull(t *testing.T) {
 			MaxLifetime: 30 * time.Minute, PermissionLifetime: 150 * time.Second, ChannelLifetime: 5 * time.Minute,
 			IPAllocations: 20, PermissionsPerAllocation: 32, ChannelsPerAllocation: 16, UnauthenticatedRate: 100,
 			IdleConnectionTimeout: 10 * time.Second, ConnectionsPerIP: 50, Connections: 5000,
+			MaxBPS:     2_000_000,
+			UserMaxBPS: map[string]int64{"alice": 0, "bob": 500_000}, TotalBPS: 1_000_000_000,
 		},
 		Drain: Drain{
 			Timeout: 2 * time.Hour, Delay: 15 * time.Second,

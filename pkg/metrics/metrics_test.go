@@ -81,9 +81,10 @@ func TestEventCounters(t *testing.T) {
 turnd_allocations_created_total{transport="tcp"} 0
 turnd_allocations_created_total{transport="tls"} 0
 turnd_allocations_created_total{transport="udp"} 0
-# HELP turnd_allocations_rejected_total Allocate requests refused, by reason (auth, quota, draining, redirected, tcp_disabled, capacity).
+# HELP turnd_allocations_rejected_total Allocate requests refused, by reason (auth, quota, draining, redirected, tcp_disabled, capacity, bandwidth).
 # TYPE turnd_allocations_rejected_total counter
 turnd_allocations_rejected_total{reason="auth"} 0
+turnd_allocations_rejected_total{reason="bandwidth"} 0
 turnd_allocations_rejected_total{reason="capacity"} 0
 turnd_allocations_rejected_total{reason="draining"} 0
 turnd_allocations_rejected_total{reason="quota"} 0
@@ -110,9 +111,10 @@ turnd_permissions_rejected_total{reason="peer_denied"} 0
 turnd_allocations_created_total{transport="tcp"} 0
 turnd_allocations_created_total{transport="tls"} 1
 turnd_allocations_created_total{transport="udp"} 2
-# HELP turnd_allocations_rejected_total Allocate requests refused, by reason (auth, quota, draining, redirected, tcp_disabled, capacity).
+# HELP turnd_allocations_rejected_total Allocate requests refused, by reason (auth, quota, draining, redirected, tcp_disabled, capacity, bandwidth).
 # TYPE turnd_allocations_rejected_total counter
 turnd_allocations_rejected_total{reason="auth"} 0
+turnd_allocations_rejected_total{reason="bandwidth"} 0
 turnd_allocations_rejected_total{reason="capacity"} 0
 turnd_allocations_rejected_total{reason="draining"} 2
 turnd_allocations_rejected_total{reason="quota"} 1

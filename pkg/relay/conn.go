@@ -53,6 +53,9 @@ type Conn struct {
 	// cut is set when turnd itself closed the socket to end the
 	// allocation (Disconnect): pion's goroutine must then delete it.
 	cut atomic.Bool
+
+	// toRate and fromRate hold each direction to limits.max_bps.
+	toRate, fromRate bucket
 }
 
 // clientPath is where the downlink goes: the client's address via the lane
@@ -117,6 +120,10 @@ func (c *Conn) readFrom(p []byte) (int, net.Addr, error) {
 		n, from, err := c.raw.RecvFrom(room)
 		if err != nil {
 			return 0, nil, err
+		}
+		if !c.fromRate.allow(n, c.gen) {
+			c.rateLimited(&c.gen.opts.Counters.DroppedToClient)
+			continue
 		}
 		c.tally.fromPeer(c.gen.opts.Counters, n)
 		if n > len(room) {
@@ -188,6 +195,10 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	if c.gen.forbidden(addr) {
 		return len(p), nil // dropped, as a datagram may be
 	}
+	if !c.toRate.allow(len(p), c.gen) {
+		c.rateLimited(&c.gen.opts.Counters.DroppedToPeer)
+		return len(p), nil // dropped as a full socket buffer would: pion need not know
+	}
 	n, err := c.Socket.WriteTo(p, addr)
 	if err == nil {
 		c.tally.toPeer(c.gen.opts.Counters, n)
@@ -201,6 +212,10 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 //
 // Hot path: no allocation.
 func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
+	if !c.toRate.allow(len(payload), c.gen) {
+		c.rateLimited(&c.gen.opts.Counters.DroppedToPeer)
+		return
+	}
 	c.fdMu.RLock()
 	// Counted under the lock too, so the totals are final once Close has it.
 	if !c.fdClosed {
@@ -310,6 +325,13 @@ func (c *Conn) Close() error {
 		c.gen.forget(c)
 	})
 	return err
+}
+
+// rateLimited counts a datagram dropped for the allocation's max_bps, in
+// the allocation's usage and in total.
+func (c *Conn) rateLimited(total *atomic.Uint64) {
+	c.tally.limited.Add(1)
+	total.Add(1)
 }
 
 // isClosed reports whether Close has begun.

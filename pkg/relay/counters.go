@@ -17,8 +17,8 @@ type Counters struct {
 	// DroppedToPeer and DroppedToClient count datagrams the fast path
 	// could not pass on: a full socket buffer, a send error, a TCP
 	// client's connection busy or full (a downlink loop never waits for
-	// one client), or a peer datagram too long for a Data indication.
-	// Counted as they happen: they are rare.
+	// one client), a peer datagram too long for a Data indication, or an
+	// allocation past its max_bps. Counted as they happen: they are rare.
 	DroppedToPeer   atomic.Uint64
 	DroppedToClient atomic.Uint64
 }
@@ -37,6 +37,7 @@ type tally struct {
 	// perms and chans count bindings installed (not refreshed): per
 	// request, not per packet.
 	perms, chans atomic.Uint64
+	limited      atomic.Uint64 // datagrams dropped for max_bps, both ways
 }
 
 // flow is one direction's running totals and the part already published.
@@ -92,12 +93,15 @@ type Usage struct {
 	// Permissions and Channels count the permissions and channel bindings
 	// the allocation installed over its life, refreshes not counted again.
 	Permissions, Channels uint64
+	// RateLimited counts datagrams dropped, either way, because the
+	// allocation was past its max_bps.
+	RateLimited uint64
 }
 
 func (t *tally) usage() Usage {
 	return Usage{
 		ToPeerPackets: t.to.pkts.Load(), ToPeerBytes: t.to.bytes.Load(),
 		FromPeerPackets: t.from.pkts.Load(), FromPeerBytes: t.from.bytes.Load(),
-		Permissions: t.perms.Load(), Channels: t.chans.Load(),
+		Permissions: t.perms.Load(), Channels: t.chans.Load(), RateLimited: t.limited.Load(),
 	}
 }

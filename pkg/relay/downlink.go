@@ -238,6 +238,10 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 	d.vec = d.vec[:0]
 	for i := d.used; i < d.used+n; i++ {
 		buf, size, from, truncated := d.ring.Datagram(i)
+		if !c.fromRate.allow(size, c.gen) {
+			c.rateLimited(&c.gen.opts.Counters.DroppedToClient)
+			continue
+		}
 		c.tally.fromPeer(c.gen.opts.Counters, size)
 		if cp == nil || truncated {
 			continue

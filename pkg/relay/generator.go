@@ -71,6 +71,8 @@ type Generator struct {
 	loops     []*downlink // one per two CPUs, started with the first allocation they serve
 	loopsErr  error
 	nextLoop  atomic.Uint32
+
+	epoch time.Time // the rate limits' clock starts here (monotonic)
 }
 
 type liveKey struct {
@@ -89,6 +91,7 @@ func New(opts Options) *Generator {
 		opts: opts, live: make(map[liveKey]*Conn), held: make(map[liveKey]*held),
 		tcp: make(map[liveKey]*tcpRelay), tcpByClient: make(map[clientKey]*tcpRelay),
 		retiring: make(map[liveKey]*Conn), closed: make(chan struct{}), servers: make(map[serverAddr]serverID),
+		epoch: time.Now(),
 	}
 }
 

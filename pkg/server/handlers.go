@@ -67,6 +67,11 @@ func (s *Server) admit(userID, _ string, src net.Addr) bool {
 	if ap, ok := addrPortOf(src); ok {
 		ip = ap.Addr().Unmap()
 	}
+	if s.overCapacity() {
+		s.obs.AllocationRejected(RejectBandwidth)
+		s.log.Info("allocation refused: limits.total_bps reached", "user", userID, "client", src.String())
+		return false
+	}
 	if err := s.registry.Admit(userID, ip); err != nil {
 		s.obs.AllocationRejected(RejectQuota)
 		s.log.Info("allocation refused", "user", userID, "client", src.String(), "reason", err)
@@ -132,6 +137,11 @@ func (s *Server) events() turn.EventHandler {
 			s.gate.Allocated(src, dst, reactor)
 			if err := s.relay.AttachClient(relayAddr, src, dst, stream); err != nil {
 				s.log.Warn("fast path not attached", "relay", relayAddr.String(), "err", err)
+			}
+			if bps := rateFor(s.cfg.Load().Limits, userID); bps > 0 {
+				if err := s.relay.SetRate(relayAddr, bps); err != nil {
+					s.log.Warn("bandwidth limit not applied", "relay", relayAddr.String(), "err", err)
+				}
 			}
 			df := s.gate.TakeDontFragment(src, dst)
 			if df {

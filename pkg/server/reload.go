@@ -27,6 +27,7 @@ func (s *Server) Reload(cfg config.Config) (restartNeeded []string, err error) {
 	}
 	s.obs.Reloaded(true)
 	s.revokeDenied()
+	s.applyRates()
 	if cfg.Auth.DisconnectOnRevoke {
 		for _, user := range cfg.Auth.RevokedUsers {
 			if s.registry.UserCount(user) > 0 {

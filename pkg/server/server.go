@@ -90,6 +90,7 @@ type Server struct {
 	alts    *alternates
 
 	shutdownReason atomic.Pointer[string] // see SetShutdownReason
+	load           throughput             // for limits.total_bps
 
 	closeOnce sync.Once
 	closed    chan struct{}

@@ -41,7 +41,7 @@ func (s *Server) logUsage(info allocation.Info, u relay.Usage, reason string) {
 		"start", info.Created.UTC().Format(time.RFC3339Nano), "duration", time.Since(info.Created).Round(time.Millisecond),
 		"to_peer_bytes", u.ToPeerBytes, "to_peer_packets", u.ToPeerPackets,
 		"from_peer_bytes", u.FromPeerBytes, "from_peer_packets", u.FromPeerPackets,
-		"permissions", u.Permissions, "channels", u.Channels,
+		"permissions", u.Permissions, "channels", u.Channels, "rate_limited_packets", u.RateLimited,
 		"reason", reason, "allocations", s.registry.Count())
 }
 

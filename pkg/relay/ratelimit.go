@@ -1,0 +1,62 @@
+package relay
+
+import (
+	"fmt"
+	"net"
+	"sync/atomic"
+	"time"
+)
+
+// burstAllowance is how far ahead of its rate an allocation may send: the
+// token bucket's depth, in time. Media comes in bursts (a video key frame),
+// and 100 ms at the rate absorbs one without letting a flow exceed its
+// rate by more than that over any longer span.
+const burstAllowance = 100 * time.Millisecond
+
+// bucket holds one direction of one allocation to a rate in bits per
+// second: a token bucket kept as the time its debt is paid off (GCRA), so
+// one compare-and-swap updates it, with no lock and no allocation.
+type bucket struct {
+	bps atomic.Int64 // 0: unlimited
+	tat atomic.Int64 // when the traffic let through so far is paid for, in nanoseconds on the generator's clock
+}
+
+// allow reports whether n more bytes fit the rate now, and charges them.
+//
+// Hot path: no allocation; one atomic load when unlimited.
+func (b *bucket) allow(n int, g *Generator) bool {
+	bps := b.bps.Load()
+	if bps <= 0 {
+		return true
+	}
+	now := int64(time.Since(g.epoch))
+	cost := int64(n) * 8 * int64(time.Second) / bps
+	for {
+		tat := b.tat.Load()
+		start := max(tat, now)
+		if start-now > int64(burstAllowance) {
+			return false
+		}
+		if b.tat.CompareAndSwap(tat, start+cost) {
+			return true
+		}
+	}
+}
+
+// SetRate holds the allocation whose UDP relay was advertised as relayAddr
+// to bps bits per second each way (0: unlimited), from its next packet on.
+func (g *Generator) SetRate(relayAddr net.Addr, bps int64) error {
+	ua, ok := relayAddr.(*net.UDPAddr)
+	if !ok {
+		return fmt.Errorf("set rate of relay %v: %w", relayAddr, ErrNotTracked)
+	}
+	g.mu.Lock()
+	c := g.live[liveKey{v6: ua.IP.To4() == nil, port: ua.Port}]
+	g.mu.Unlock()
+	if c == nil {
+		return fmt.Errorf("set rate of relay %v: %w", relayAddr, ErrNotTracked)
+	}
+	c.toRate.bps.Store(bps)
+	c.fromRate.bps.Store(bps)
+	return nil
+}
