@@ -27,6 +27,22 @@ func (c *converter) limits() {
 			c.warn(o, "a negative quota means nothing; keeping turnd's default %d (0: unlimited)", *q.dst)
 		}
 	}
+	// coturn's "bps" options count bytes per second; turnd's count bits.
+	for _, b := range []struct {
+		name, path, how string
+		dst             *int64
+	}{
+		{"max-bps", "limits.max_bps", "per allocation, each way", &c.cfg.Limits.MaxBPS},
+		{"bps-capacity", "limits.total_bps", "relayed, measured (coturn reserved it per session)", &c.cfg.Limits.TotalBPS},
+	} {
+		if o, ok := c.last(b.name); ok {
+			if n := c.integer(o); n >= 0 {
+				*b.dst, c.why[b.path] = int64(n)*8, src(o)+" in bytes/s, here × 8 in bits/s, "+b.how
+			} else {
+				c.warn(o, "a negative rate means nothing; keeping 0 (unlimited)")
+			}
+		}
+	}
 	for _, l := range []struct {
 		name, path string
 		dst        *time.Duration

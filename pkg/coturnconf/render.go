@@ -63,6 +63,12 @@ func (c *converter) render() []byte {
 	w.kv(1, "max_lifetime", fmtDuration(cfg.Limits.MaxLifetime), "limits.max_lifetime")
 	w.kv(1, "permission_lifetime", fmtDuration(cfg.Limits.PermissionLifetime), "limits.permission_lifetime")
 	w.kv(1, "channel_lifetime", fmtDuration(cfg.Limits.ChannelLifetime), "limits.channel_lifetime")
+	if cfg.Limits.MaxBPS != 0 { // only where coturn set one: most configs never do
+		w.kv(1, "max_bps", strconv.FormatInt(cfg.Limits.MaxBPS, 10), "limits.max_bps")
+	}
+	if cfg.Limits.TotalBPS != 0 {
+		w.kv(1, "total_bps", strconv.FormatInt(cfg.Limits.TotalBPS, 10), "limits.total_bps")
+	}
 
 	w.section("drain")
 	w.kv(1, "timeout", fmtDuration(cfg.Drain.Timeout), "drain.timeout")
