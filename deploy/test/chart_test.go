@@ -39,6 +39,10 @@ var chartCases = []chartCase{
 		wantEqual(t, "relay.address", c.Relay.Address, "${TURND_NODE_IP}")
 		wantEqual(t, "relay.external_address", c.Relay.ExternalAddress, "")
 		wantEqual(t, "http.address", c.HTTP.Address, "${TURND_NODE_IP}:9641")
+		wantEqual(t, "http.admin_token_file", c.HTTP.AdminTokenFile, "")
+		if slices.ContainsFunc(r.pod().Volumes, func(v corev1.Volume) bool { return v.Name == "admin-token" }) {
+			t.Error("admin-token volume rendered although adminToken.secretName is empty")
+		}
 		wantServicePorts(t, r, "turn-udp/UDP/3478", "turn-tcp/TCP/3478", "http/TCP/9641")
 		// A draining pod redirects to its ready peers: the headless Service's name.
 		wantEqual(t, "service name", r.service.Name, "turn-turnd")
@@ -53,6 +57,9 @@ var chartCases = []chartCase{
 		wantEqual(t, "auth.users.alice", c.Auth.Users["alice"], "p@ss: with 'quotes' and # hash")
 		wantEqual(t, "auth.users.bob", c.Auth.Users["bob"], "${NOT_AN_ENV_REFERENCE}")
 		wantVolume(t, r, "tls", "turn-example-org-tls", "/etc/turnd/tls")
+		// The admin token is a Secret of its own, mounted whole so a rotation reaches the file.
+		wantVolume(t, r, "admin-token", "turnd-admin", "/etc/turnd/admin")
+		wantEqual(t, "http.admin_token_file", c.HTTP.AdminTokenFile, "/etc/turnd/admin/bearer")
 		wantServicePorts(t, r, "turn-udp/UDP/3478", "turn-tcp/TCP/3478", "turns/TCP/5349", "http/TCP/9641")
 	}},
 	{values: "existing-secret.values.yaml", drainDelay: "15s", drainTimeout: "2h", check: func(t *testing.T, r rendered) {

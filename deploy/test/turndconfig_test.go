@@ -41,7 +41,8 @@ type turndConfig struct {
 		AlternateServers []string `json:"alternate_servers"`
 	} `json:"drain"`
 	HTTP struct {
-		Address string `json:"address"`
+		Address        string `json:"address"`
+		AdminTokenFile string `json:"admin_token_file"`
 	} `json:"http"`
 }
 

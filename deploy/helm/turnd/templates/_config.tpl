@@ -45,7 +45,11 @@ cannot change the file's structure.
 {{- if $v.tls.enabled -}}
 {{- $_ = set $cfg "tls" (dict "cert_file" "/etc/turnd/tls/tls.crt" "key_file" "/etc/turnd/tls/tls.key") -}}
 {{- end -}}
-{{- $_ = set $cfg "http" (dict "address" (include "turnd.hostPort" (list .root $v.ports.http))) -}}
+{{- $http := dict "address" (include "turnd.hostPort" (list .root $v.ports.http)) -}}
+{{- with $v.adminToken -}}{{- if .secretName -}}
+{{- $_ = set $http "admin_token_file" (printf "/etc/turnd/admin/%s" .key) -}}
+{{- end -}}{{- end -}}
+{{- $_ = set $cfg "http" $http -}}
 {{- $drain := deepCopy ($cfg.drain | default dict) -}}
 {{- if and $v.redirectToPeers (not $drain.alternate_servers) -}}
 {{- $peers := printf "%s.%s.svc.%s:%d" (include "turnd.fullname" .root) .root.Release.Namespace $v.clusterDomain (int $v.ports.turn) -}}
