@@ -72,3 +72,19 @@ func TestRateLimitedFastPathDoesNotAllocate(t *testing.T) {
 		t.Fatal("no packet was dropped: the guard did not cover the drop path")
 	}
 }
+
+// BenchmarkUplinkChannelDataRateLimited is BenchmarkUplinkChannelData with
+// a max_bps high enough that every datagram passes: the cost of the check.
+func BenchmarkUplinkChannelDataRateLimited(b *testing.B) {
+	r := newFastPathRig(b)
+	if err := r.gen.SetRate(relayAddrOf(r), 100_000_000_000); err != nil {
+		b.Fatal(err)
+	}
+	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
+	pkt := channelData(0x4001, make([]byte, 160))
+	b.ReportAllocs()
+	b.SetBytes(160)
+	for b.Loop() {
+		r.up(pkt, clientAP)
+	}
+}
