@@ -36,7 +36,7 @@ func (c *converter) limits() {
 		{"bps-capacity", "limits.total_bps", "relayed, measured (coturn reserved it per session)", &c.cfg.Limits.TotalBPS},
 	} {
 		if o, ok := c.last(b.name); ok {
-			if n := c.integer(o); n >= 0 {
+			if n, ok := c.integer(o, isCount); ok {
 				*b.dst, c.why[b.path] = int64(n)*8, src(o)+" in bytes/s, here × 8 in bits/s, "+b.how
 			} else {
 				c.warn(o, "a negative rate means nothing; keeping 0 (unlimited)")
