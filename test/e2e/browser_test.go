@@ -17,6 +17,11 @@ import (
 // browserTimeout bounds one browser test from launch to the last answer.
 const browserTimeout = 20 * time.Second
 
+// browserDrainBound is how soon the drain must start after SIGTERM while
+// Chromium's processes share the machine's two cores with turnd; the
+// 100 ms promise itself is held by the drain tests, which run no browser.
+const browserDrainBound = time.Second
+
 // browser is a headless Chromium showing callPage.
 type browser struct {
 	t   *testing.T

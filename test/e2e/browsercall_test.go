@@ -75,7 +75,7 @@ func TestBrowserCallAcrossDrain(t *testing.T) {
 	b.eval("(window.running = burst(300, 10), true)", &started)
 	var sent int
 	b.eval(fmt.Sprintf("sentReaches(%d)", burstMessages+100), &sent)
-	drainSignalled(t, srv, syscall.SIGTERM)
+	drainSignalledWithin(t, srv, syscall.SIGTERM, browserDrainBound)
 	var r burstResult
 	b.eval("window.running", &r)
 	t.Logf("across SIGTERM: %d of %d messages echoed", r.Echoed, r.Sent)
@@ -115,7 +115,7 @@ func TestBrowserDrainRefusal(t *testing.T) {
 	holder := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
 	holder.MustAllocate() // keeps the drain going
 	b := newBrowser(t, "")
-	drainSignalled(t, srv, syscall.SIGTERM)
+	drainSignalledWithin(t, srv, syscall.SIGTERM, browserDrainBound)
 
 	var g gathered
 	b.eval(call("gather", demoServer("turn:"+srv.UDP+"?transport=udp")), &g)
