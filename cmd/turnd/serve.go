@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	oklog "github.com/oklog/run"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -20,7 +21,6 @@ import (
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/drain"
 	"github.com/turnd/turnd/pkg/httpapi"
-	"github.com/turnd/turnd/pkg/lifecycle"
 	"github.com/turnd/turnd/pkg/metrics"
 	"github.com/turnd/turnd/pkg/relay"
 	"github.com/turnd/turnd/pkg/server"
@@ -121,28 +121,30 @@ func serve(path string, _, stderr io.Writer) int {
 		defer os.Remove(cfg.PIDFile)
 	}
 
-	var g lifecycle.Group
+	// The process is one oklog/run group: the first actor to return
+	// interrupts all the others, and Run waits for every one of them.
+	var g oklog.Group
 	// Signals: SIGTERM/SIGINT/SIGUSR1 become drain requests, SIGQUIT a stop.
 	// It must outlive nothing: the drain decides the end.
 	signals := make(chan drain.Signal, 4)
 	sigStop := make(chan struct{})
-	g.Add("signals", func() error {
+	g.Add(named("signals", func() error {
 		watchSignals(sigs.stop, signals, sigStop)
 		return nil
-	}, func(error) { close(sigStop); signal.Stop(sigs.stop) })
+	}), func(error) { close(sigStop); signal.Stop(sigs.stop) })
 
 	// Reloads (SIGHUP, SIGUSR2) apart from the stop signals: a reload can
 	// take seconds, and a SIGTERM sent meanwhile must start the drain at once.
 	reloadStop := make(chan struct{})
-	g.Add("reload", func() error {
+	g.Add(named("reload", func() error {
 		watchReloads(sigs.reload, reloadStop, func() { reload(path, srv, log, level) })
 		return nil
-	}, func(error) { close(reloadStop); signal.Stop(sigs.reload) })
+	}), func(error) { close(reloadStop); signal.Stop(sigs.reload) })
 
 	// The drain ends the process. Every other actor is interrupted only after
 	// it returns: the TURN sockets and /readyz must stay up for the whole drain.
 	drainCtx, cancelDrain := context.WithCancel(context.Background())
-	g.Add("drain", func() error {
+	g.Add(named("drain", func() error {
 		res := machine.Run(drainCtx, signals)
 		if res.Reason == drain.DeadlineExpired && res.Remaining > 0 {
 			m.ForceClosed(res.Remaining)
@@ -153,23 +155,23 @@ func serve(path string, _, stderr io.Writer) int {
 			"allocations_at_start", res.AtStart, "drained", max(0, res.AtStart-res.Remaining),
 			"force_closed", res.Remaining, "duration", res.Duration.Round(time.Millisecond))
 		return nil
-	}, func(error) { cancelDrain() })
+	}), func(error) { cancelDrain() })
 
 	// Drain progress: a log line every drainLogInterval while draining.
 	progressStop := make(chan struct{})
-	g.Add("drain-progress", func() error {
+	g.Add(named("drain-progress", func() error {
 		ticker := time.NewTicker(drainLogInterval)
 		defer ticker.Stop()
 		drainProgress{log: log, status: machine.Status, count: registry.Count, expiry: registry.Expiry, now: time.Now}.
 			run(drainStarted, progressStop, ticker.C)
 		return nil
-	}, func(error) { close(progressStop) })
+	}), func(error) { close(progressStop) })
 
 	// TURN: closing it ends every allocation, so it runs until the drain is over.
-	g.Add("turn", func() error {
+	g.Add(named("turn", func() error {
 		<-srv.Done()
 		return errors.New("turn server stopped")
-	}, func(error) {
+	}), func(error) {
 		if err := srv.Close(); err != nil {
 			log.Warn("close", "err", err)
 		}
@@ -186,12 +188,12 @@ func serve(path string, _, stderr io.Writer) int {
 				Problem: func(err error) { log.Warn("admin request refused", "err", err) },
 			},
 		}), limits)
-		g.Add("http", func() error {
+		g.Add(named("http", func() error {
 			if err := hs.Serve(httpapi.LimitListener(httpLn, limits.MaxConns)); !errors.Is(err, http.ErrServerClosed) {
 				return fmt.Errorf("serve http: %w", err)
 			}
 			return nil
-		}, func(error) {
+		}), func(error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			_ = hs.Shutdown(ctx)
@@ -201,9 +203,8 @@ func serve(path string, _, stderr io.Writer) int {
 	reportCapacity(log, nofile, cfg.Relay)
 	announce(log, cfg, path, srv, httpLn)
 	notifier.ready()
-	stopped := g.Run()
-	if stopped.Actor != "drain" {
-		log.Error("stopped", "component", stopped.Actor, "err", stopped.Err)
+	if actor, err := firstStopped(g.Run()); actor != "drain" {
+		log.Error("stopped", "component", actor, "err", err)
 		return 1
 	}
 	return 0
