@@ -26,6 +26,7 @@ test: tools lint build test-go test-fuzz test-deploy
 
 test-go:
 	$(GO) test -race -count=1 -timeout 15m ./...
+	cd bench/plot && $(GO) test -count=1 ./...
 
 # Every fuzz target runs briefly beyond its seed corpus (which test-go already
 # replays): new crashers surface in CI, bounded at FUZZTIME inputs each (a count, not a duration: a time limit races the fuzzer's own shutdown and fails spuriously).
@@ -48,9 +49,10 @@ tools:
 	./scripts/install-test-tools.sh
 
 lint:
-	@out="$$(gofmt -l cmd pkg test deploy/test)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out="$$(gofmt -l cmd pkg test bench deploy/test)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd deploy/test && $(GO) vet ./...
+	cd bench/plot && $(GO) vet ./...
 
 # A long churn of allocations against the real binary (TestSoak in test/e2e):
 # prints turnd's goroutines, open files and live heap before and after, the

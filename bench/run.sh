@@ -29,7 +29,8 @@ fi
 # Build everything before measuring anything.
 go build -o bin/turnload ./cmd/turnload
 go build -o bin/bench-runner ./bench/runner
-go build -o bin/bench-plot ./bench/plot
+# bench/plot is its own module (gonum/plot stays out of the server's).
+(cd bench/plot && go build -o ../../bin/bench-plot .)
 
 mkdir -p bench/results docs/img
 bin/bench-runner -turnd bin/turnd -turnload bin/turnload -out bench/results/latest.json "$@"

@@ -1,10 +1,12 @@
 package main
 
 import (
-	"bytes"
+	"errors"
+	"image"
 	"image/color"
 	"image/png"
-	"strings"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -28,61 +30,67 @@ func TestNiceStep(t *testing.T) {
 	}
 }
 
-func TestFormat(t *testing.T) {
-	for v, want := range map[float64]string{0: "0", 40: "40", 120: "120", 0.5: "0.5", 2.25: "2.25", 1.2: "1.2"} {
-		if got := format(v); got != want {
-			t.Errorf("format(%v) = %q, want %q", v, got, want)
+func TestStepTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range stepTicks(2.5).Ticks(0, 5) {
+		labels = append(labels, tk.Label)
+	}
+	want := []string{"0", "", "2.5", "", "5"}
+	if len(labels) != len(want) {
+		t.Fatalf("labels %q, want %q", labels, want)
+	}
+	for i := range want {
+		if labels[i] != want[i] {
+			t.Fatalf("labels %q, want %q", labels, want)
 		}
 	}
 }
 
-// TestFontCoversChartText checks every character the chart prints has a
-// glyph, so no label silently loses letters.
-func TestFontCoversChartText(t *testing.T) {
-	f := newFont(1)
-	text := "SERVER CPU PER RELAYED PACKET VS OFFERED LOAD, THOUSAND MESSAGES/S EACH WAY US (AMD EPYC) 0123456789 " +
-		"NOT HELD: LOSS > 1 % OR TURNLOAD BELOW 97 % OF THE RATE, 200 CLIENTS, 100 B TURND COTURN 4.6.1."
-	for _, r := range strings.ToUpper(text) {
-		if _, ok := f.g[r]; !ok {
-			t.Errorf("no glyph for %q", r)
-		}
+// TestRenderFixture draws the chart from a small results file and checks
+// the PNG has the chart's size and shows every server's colour.
+func TestRenderFixture(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "chart.png")
+	if err := render("testdata/results.json", out); err != nil {
+		t.Fatalf("render: %v", err)
 	}
-	for r, g := range f.g {
-		for _, row := range g {
-			if len(row) != 5 {
-				t.Errorf("glyph %q has a row of %d columns", r, len(row))
-			}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if got := img.Bounds().Size(); got != (image.Point{960, 640}) {
+		t.Errorf("chart is %v pixels, want 960x640", got)
+	}
+	for _, s := range servers() {
+		if !hasColor(img, s.color) {
+			t.Errorf("no %s line in the chart", s.name)
 		}
 	}
 }
 
-func TestRender(t *testing.T) {
-	c := &chart{w: 400, h: 300, left: 60, right: 20, top: 40, bottom: 60, title: "T", xLabel: "X", yLabel: "Y",
-		series: []series{
-			{name: "turnd", color: color.RGBA{0, 0, 255, 255}, points: []point{{10, 8, false}, {20, 7, false}, {30, 9, true}}},
-			{name: "coturn", color: color.RGBA{255, 0, 0, 255}, points: []point{{10, 6, false}, {40, 5, false}}},
-		}}
-	img := c.render()
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
+func TestRenderWithoutSaturationSteps(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "results.json")
+	if err := os.WriteFile(in, []byte(`{"rows":[{"scenario":"udp-channels","server":"turnd"}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := png.Decode(&buf); err != nil {
-		t.Fatal(err)
+	err := render(in, filepath.Join(t.TempDir(), "chart.png"))
+	if !errors.Is(err, errNoSteps) {
+		t.Fatalf("render = %v, want %v", err, errNoSteps)
 	}
-	// Some pixels of each series' colour must be drawn.
-	for _, s := range c.series {
-		found := false
-		for y := 0; y < c.h && !found; y++ {
-			for x := 0; x < c.w; x++ {
-				if img.RGBAAt(x, y) == s.color {
-					found = true
-					break
-				}
+}
+
+func hasColor(img image.Image, want color.RGBA) bool {
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if color.RGBAModel.Convert(img.At(x, y)) == want {
+				return true
 			}
 		}
-		if !found {
-			t.Errorf("series %s not drawn", s.name)
-		}
 	}
+	return false
 }

@@ -1,18 +1,16 @@
 // Command plot draws docs/img's chart from bench/results/latest.json:
 // server CPU per relayed packet against offered load, one line per server,
-// from the saturation ramp. It uses only the standard library (image/png
-// and a built-in bitmap font), so drawing needs nothing installed.
+// from the saturation ramp, drawn with gonum.org/v1/plot.
 //
-// It knows the results file's saturation steps and nothing else of the
-// benchmark.
+// It is its own Go module so that the plotting library and its fonts never
+// enter the server's module graph. It knows the results file's saturation
+// steps and nothing else of the benchmark.
 package main
 
 import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"image/color"
-	"image/png"
 	"io"
 	"os"
 )
@@ -44,23 +42,15 @@ func run(args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if err := plot(*in, *out); err != nil {
+	if err := render(*in, *out); err != nil {
 		fmt.Fprintln(stderr, "plot:", err)
 		return 1
 	}
 	return 0
 }
 
-// seriesColors gives each server a fixed colour, so charts of different
-// runs compare at a glance.
-func seriesColors() map[string]color.RGBA {
-	return map[string]color.RGBA{
-		"turnd":  {31, 119, 180, 255},
-		"coturn": {230, 120, 20, 255},
-	}
-}
-
-func plot(in, out string) error {
+// render reads the results file in and writes the chart to out as a PNG.
+func render(in, out string) error {
 	b, err := os.ReadFile(in)
 	if err != nil {
 		return fmt.Errorf("read results: %w", err)
@@ -69,38 +59,12 @@ func plot(in, out string) error {
 	if err := json.Unmarshal(b, &res); err != nil {
 		return fmt.Errorf("decode results: %w", err)
 	}
-	c := &chart{w: 960, h: 640, left: 90, right: 30, top: 80, bottom: 130,
-		title:  "SERVER CPU PER RELAYED PACKET VS OFFERED LOAD",
-		xLabel: "OFFERED LOAD, THOUSAND MESSAGES/S EACH WAY",
-		yLabel: "CPU US PER RELAYED PACKET",
-		notes: []string{
-			fmt.Sprintf("LOOPBACK, %d CPUS (%s), TURNLOAD RELAY, 200 CLIENTS, 100 B", res.Machine.CPUs, res.Machine.CPUModel),
-			"NOT HELD: LOSS > 1 % OR TURNLOAD BELOW 97 % OF THE RATE",
-		},
-	}
-	colors := seriesColors()
-	for _, name := range []string{"turnd", "coturn"} {
-		for _, r := range res.Rows {
-			if r.Scenario != "saturation" || r.Server != name {
-				continue
-			}
-			s := series{name: name, color: colors[name]}
-			for _, st := range r.Steps {
-				s.points = append(s.points, point{x: st.OfferedRate / 1000, y: st.CPUPerPacketUS, failed: !st.OK})
-			}
-			c.series = append(c.series, s)
-		}
-	}
-	if len(c.series) == 0 {
-		return fmt.Errorf("no saturation steps in %s", in)
-	}
-	f, err := os.Create(out)
+	c, err := newChart(res)
 	if err != nil {
-		return fmt.Errorf("create chart: %w", err)
+		return fmt.Errorf("chart %s: %w", in, err)
 	}
-	if err := png.Encode(f, c.render()); err != nil {
-		f.Close()
-		return fmt.Errorf("encode chart: %w", err)
+	if err := c.Save(chartWidth, chartHeight, out); err != nil {
+		return fmt.Errorf("save chart: %w", err)
 	}
-	return f.Close()
+	return nil
 }
