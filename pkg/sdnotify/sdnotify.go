@@ -4,9 +4,15 @@
 //
 // The protocol is one datagram of newline-separated assignments sent to the
 // unix socket named by $NOTIFY_SOCKET; a leading '@' means an abstract socket.
-// It is a few lines, so turnd speaks it itself instead of pulling in a
-// dependency. The package knows nothing about turnd's drain or config: callers
-// decide what to report and when.
+// The package knows nothing about turnd's drain or config: callers decide
+// what to report and when.
+//
+// Why not github.com/coreos/go-systemd/v22/daemon: its SdNotify is the same
+// dial-and-write on $NOTIFY_SOCKET, and turnd uses none of the rest (watchdog,
+// socket activation, reload timestamps). Ours also refuses what systemd would
+// misread (a newline in STATUS= starts a new assignment) and names a vsock:
+// socket it cannot reach instead of failing the dial, with no module (and
+// godbus/dbus in the module graph) added for twenty lines.
 package sdnotify
 
 import (
