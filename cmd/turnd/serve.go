@@ -22,8 +22,8 @@ import (
 	"github.com/turnd/turnd/pkg/drain"
 	"github.com/turnd/turnd/pkg/httpapi"
 	"github.com/turnd/turnd/pkg/metrics"
-	"github.com/turnd/turnd/pkg/relay"
 	"github.com/turnd/turnd/pkg/server"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // serve runs turnd until its drain ends; the exit code is 0 for any stop
@@ -78,7 +78,7 @@ func serve(path string, _, stderr io.Writer) int {
 			}
 		},
 	})
-	traffic := &relay.Counters{}
+	traffic := &traffic.Counters{}
 	m, err := metrics.New(reg, metrics.Sources{Allocations: registry.ByTransport, Drain: machine.Status, Traffic: traffic})
 	if err != nil {
 		log.Error("register metrics", "err", err)

@@ -27,15 +27,6 @@ func (c Config) EffectiveRelayAddress() string {
 	return ""
 }
 
-// EffectiveExternalAddress returns the IP advertised to clients in
-// XOR-RELAYED-ADDRESS: relay.external_address, or else EffectiveRelayAddress.
-func (c Config) EffectiveExternalAddress() string {
-	if c.Relay.ExternalAddress != "" {
-		return c.Relay.ExternalAddress
-	}
-	return c.EffectiveRelayAddress()
-}
-
 // checkHostPort returns what is wrong with s as an "ip:port" address whose
 // port is at least minPort, or "" when nothing is. Listen addresses pass
 // minPort 0 ("any free port", which tests rely on); peers of the server,

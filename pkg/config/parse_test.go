@@ -128,9 +128,6 @@ func TestParseIPv6(t *testing.T) {
 	if got := cfg.EffectiveRelayAddress(); got != "::" {
 		t.Errorf("EffectiveRelayAddress() = %q, want ::", got)
 	}
-	if got := cfg.EffectiveExternalAddress(); got != "2001:db8::10" {
-		t.Errorf("EffectiveExternalAddress() = %q, want 2001:db8::10", got)
-	}
 }
 
 func TestParseFull(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/drain"
-	"github.com/turnd/turnd/pkg/relay"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // Options are the state sources the endpoints read.
@@ -22,7 +22,7 @@ type Options struct {
 	// Expiry summarises the live allocations' ages and expiries; nil leaves
 	// them out of /status.
 	Expiry   func() allocation.Expiry
-	Traffic  *relay.Counters
+	Traffic  *traffic.Counters
 	Drain    func() drain.Status
 	Gatherer prometheus.Gatherer
 	// Warnings are the problems found at start that turnd runs with (a

@@ -15,7 +15,7 @@ import (
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/drain"
 	"github.com/turnd/turnd/pkg/httpapi"
-	"github.com/turnd/turnd/pkg/relay"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // fakeState stands in for the allocation registry and the drain machine.
@@ -60,7 +60,7 @@ func draining(now time.Time, accepting bool) drain.Status {
 type fixture struct {
 	api     *httpapi.API
 	state   *fakeState
-	traffic *relay.Counters
+	traffic *traffic.Counters
 	started time.Time
 }
 
@@ -70,7 +70,7 @@ func newFixture(t *testing.T) *fixture {
 	probe := prometheus.NewCounter(prometheus.CounterOpts{Name: "httpapi_test_probe_total", Help: "A test counter."})
 	probe.Add(7)
 	reg.MustRegister(probe)
-	f := &fixture{state: &fakeState{status: serving}, traffic: &relay.Counters{}, started: time.Now().Add(-90 * time.Second)}
+	f := &fixture{state: &fakeState{status: serving}, traffic: &traffic.Counters{}, started: time.Now().Add(-90 * time.Second)}
 	f.state.allocs = map[allocation.Transport]int{allocation.UDP: 3, allocation.TCP: 2, allocation.TLS: 1}
 	f.api = httpapi.New(httpapi.Options{
 		Version: "v1.2.3-test", Started: f.started,

@@ -8,13 +8,13 @@ import (
 
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/drain"
-	"github.com/turnd/turnd/pkg/relay"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // Sources are the state the gauges read at scrape time.
 type Sources struct {
 	Allocations func() map[allocation.Transport]int
-	Traffic     *relay.Counters
+	Traffic     *traffic.Counters
 	Drain       func() drain.Status
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/drain"
 	"github.com/turnd/turnd/pkg/metrics"
-	"github.com/turnd/turnd/pkg/relay"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // fakeSources are state sources a test changes between scrapes.
@@ -22,7 +22,7 @@ type fakeSources struct {
 	allocs  map[allocation.Transport]int
 	status  drain.Status
 	calls   int // how many times the allocation source was read
-	traffic relay.Counters
+	traffic traffic.Counters
 }
 
 func (f *fakeSources) Allocations() map[allocation.Transport]int {

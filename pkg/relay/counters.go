@@ -1,27 +1,15 @@
 package relay
 
-import "sync/atomic"
+import (
+	"sync/atomic"
 
-// Counters are the relayed traffic totals. ToPeer counts what clients sent
-// out through relays; FromPeer what peers sent back to clients. Each relay
-// socket tallies its own traffic and adds it here every tallyBatch packets
-// and when it closes, so the totals trail the truth by less than tallyBatch
-// packets per live allocation, and cores do not fight over one cache line
-// on every packet.
-type Counters struct {
-	ToPeerPackets   atomic.Uint64
-	ToPeerBytes     atomic.Uint64
-	FromPeerPackets atomic.Uint64
-	FromPeerBytes   atomic.Uint64
+	"github.com/turnd/turnd/pkg/traffic"
+)
 
-	// DroppedToPeer and DroppedToClient count datagrams the fast path
-	// could not pass on: a full socket buffer, a send error, a TCP
-	// client's connection busy or full (a downlink loop never waits for
-	// one client), a peer datagram too long for a Data indication, or an
-	// allocation past its max_bps. Counted as they happen: they are rare.
-	DroppedToPeer   atomic.Uint64
-	DroppedToClient atomic.Uint64
-}
+// Each relay socket tallies its own traffic and adds it to the shared
+// traffic.Counters every tallyBatch packets and when it closes, so the
+// totals trail the truth by less than tallyBatch packets per live
+// allocation, and cores do not fight over one cache line on every packet.
 
 // tallyBatch is how many packets a socket counts before publishing.
 const tallyBatch = 32
@@ -77,11 +65,13 @@ func advance(running, published, total *atomic.Uint64) {
 	}
 }
 
-func (t *tally) toPeer(c *Counters, n int) { t.to.add(n, &c.ToPeerPackets, &c.ToPeerBytes) }
+func (t *tally) toPeer(c *traffic.Counters, n int) { t.to.add(n, &c.ToPeerPackets, &c.ToPeerBytes) }
 
-func (t *tally) fromPeer(c *Counters, n int) { t.from.add(n, &c.FromPeerPackets, &c.FromPeerBytes) }
+func (t *tally) fromPeer(c *traffic.Counters, n int) {
+	t.from.add(n, &c.FromPeerPackets, &c.FromPeerBytes)
+}
 
-func (t *tally) flush(c *Counters) {
+func (t *tally) flush(c *traffic.Counters) {
 	t.to.publish(&c.ToPeerPackets, &c.ToPeerBytes)
 	t.from.publish(&c.FromPeerPackets, &c.FromPeerBytes)
 }

@@ -120,8 +120,8 @@ func TestDownlinkForgetsClosedSockets(t *testing.T) {
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if g.Live() != 0 {
-		t.Fatalf("%d relays live after Close", g.Live())
+	if g.liveCount() != 0 {
+		t.Fatalf("%d relays live after Close", g.liveCount())
 	}
 	fresh := open(second)
 	if _, err := peer.WriteTo([]byte("fresh"), fresh.LocalAddr()); err != nil {

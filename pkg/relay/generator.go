@@ -15,6 +15,7 @@ import (
 	"github.com/pion/turn/v5"
 
 	"github.com/turnd/turnd/pkg/mmsg"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // Options configure a Generator.
@@ -28,7 +29,7 @@ type Options struct {
 	// MinPort and MaxPort bound the relay ports, inclusive.
 	MinPort, MaxPort int
 	// Counters receives the relayed traffic totals; nil allocates fresh ones.
-	Counters *Counters
+	Counters *traffic.Counters
 	// Forbidden reports peers no data may be sent to whatever the
 	// permissions say: the server's own listening and HTTP sockets, and
 	// peers a reload denied (see Revoke). nil: none.
@@ -85,7 +86,7 @@ var _ turn.RelayAddressGenerator = (*Generator)(nil)
 // New returns a Generator for opts.
 func New(opts Options) *Generator {
 	if opts.Counters == nil {
-		opts.Counters = &Counters{}
+		opts.Counters = &traffic.Counters{}
 	}
 	return &Generator{
 		opts: opts, live: make(map[liveKey]*Conn), held: make(map[liveKey]*held),
@@ -96,7 +97,7 @@ func New(opts Options) *Generator {
 }
 
 // Counters returns the traffic totals of every relay socket this generator made.
-func (g *Generator) Counters() *Counters { return g.opts.Counters }
+func (g *Generator) Counters() *traffic.Counters { return g.opts.Counters }
 
 // Validate implements turn.RelayAddressGenerator.
 func (g *Generator) Validate() error {
@@ -418,13 +419,6 @@ func (g *Generator) BindChannel(relayAddr, peer net.Addr, number uint16, unbind 
 	}
 	g.up.set(k, upRoute{conn: cc, peer: peerAP})
 	return nil
-}
-
-// Live returns how many UDP relay sockets are open.
-func (g *Generator) Live() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.live)
 }
 
 // Permissions returns how many peers the allocation of a client's 5-tuple

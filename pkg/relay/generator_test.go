@@ -79,12 +79,12 @@ func TestAllocateAdvertisesExternalAndCounts(t *testing.T) {
 	if on, err := dontFragmentSet(conn.(*Conn).Socket); err != nil || !on {
 		t.Fatalf("DF on=%v err=%v", on, err)
 	}
-	if g.Live() != 1 {
-		t.Fatalf("live=%d", g.Live())
+	if g.liveCount() != 1 {
+		t.Fatalf("live=%d", g.liveCount())
 	}
 	conn.Close()
-	if g.Live() != 0 {
-		t.Fatalf("live=%d after close", g.Live())
+	if g.liveCount() != 0 {
+		t.Fatalf("live=%d after close", g.liveCount())
 	}
 	if err := g.SetDontFragment(addr); !errors.Is(err, ErrNotTracked) {
 		t.Fatalf("DF on closed relay: %v", err)

@@ -4,6 +4,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // TestUsageCountsEachAllocationBothWays: an allocation's usage holds every
@@ -66,7 +68,7 @@ func TestUsageCountsEachAllocationBothWays(t *testing.T) {
 // TestFlowPublishesEachDatagramOnce: a writer and a flush racing to
 // publish never count a datagram twice or lose one.
 func TestFlowPublishesEachDatagramOnce(t *testing.T) {
-	var c Counters
+	var c traffic.Counters
 	var tl tally
 	done := make(chan struct{})
 	go func() {

@@ -1,6 +1,13 @@
 package server
 
-import "time"
+import (
+	"time"
+
+	"github.com/turnd/turnd/pkg/config"
+)
+
+// Config returns the configuration in force.
+func (s *Server) Config() config.Config { return *s.cfg.Load() }
 
 // UDPSocketCount returns how many client-facing UDP sockets are bound, over
 // every SO_REUSEPORT group.

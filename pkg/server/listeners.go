@@ -43,15 +43,10 @@ func socketOptions(buffer int) func(_, _ string, c syscall.RawConn) error {
 // downlink loops send every relayed packet through them.
 func listenUDPGroup(addr string, n, buffer int) ([]*mmsg.Socket, error) {
 	var conns []*mmsg.Socket
-	closeAll := func() {
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	}
 	for i := 0; i < n; i++ {
 		c, err := mmsg.ListenUDP("udp", addr, socketOptions(buffer))
 		if err != nil {
-			closeAll()
+			_ = closeAll(conns)
 			return nil, err // net's error already reads "listen udp ADDR: ..."
 		}
 		conns = append(conns, c)
@@ -108,15 +103,16 @@ func (s *streamConns) track(ln net.Listener) net.Listener {
 	return &trackedListener{Listener: ln, set: s}
 }
 
-// closeAll closes every tracked connection and any accepted later.
-func (s *streamConns) closeAll() {
+// closeTracked closes every tracked connection and any accepted later.
+func (s *streamConns) closeTracked() {
 	s.mu.Lock()
-	conns := s.conns
+	conns := make([]net.Conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c.Conn) // the raw conn: trackedConn.Close would take s.mu again
+	}
 	s.conns, s.perIP, s.closed = nil, nil, true
 	s.mu.Unlock()
-	for c := range conns {
-		_ = c.Conn.Close()
-	}
+	_ = closeAll(conns)
 }
 
 type trackedListener struct {

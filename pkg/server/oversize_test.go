@@ -12,6 +12,7 @@ import (
 
 	"github.com/turnd/turnd/internal/testturn"
 	"github.com/turnd/turnd/pkg/server"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // TestOversizedPeerDatagramKeepsTheStreamWellFormed: an IPv6 peer's 65 507-byte
@@ -37,7 +38,8 @@ func TestOversizedPeerDatagramKeepsTheStreamWellFormed(t *testing.T) {
 				cfg.Listen.TLS = []string{"[::1]:0"}
 				cfg.TLS.CertFile, cfg.TLS.KeyFile = writeCert(t, t.TempDir(), 1)
 			}
-			s := start(t, server.Options{Config: cfg})
+			tr := &traffic.Counters{}
+			s := start(t, server.Options{Config: cfg, Traffic: tr})
 			switch tc.name {
 			case "udp":
 				c = testturn.Dial(t, "udp", udpAddr(t, s), "demo", "demo")
@@ -46,12 +48,12 @@ func TestOversizedPeerDatagramKeepsTheStreamWellFormed(t *testing.T) {
 			default:
 				c = testturn.Dial(t, "tcp", tcpAddr(t, s), "demo", "demo")
 			}
-			oversizedDatagram(t, s, c, tc.channelWhole)
+			oversizedDatagram(t, tr, c, tc.channelWhole)
 		})
 	}
 }
 
-func oversizedDatagram(t *testing.T, s *server.Server, c *testturn.Client, channelWhole bool) {
+func oversizedDatagram(t *testing.T, tr *traffic.Counters, c *testturn.Client, channelWhole bool) {
 	peer, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback})
 	if err != nil {
 		t.Fatalf("listen IPv6 peer: %v", err)
@@ -95,9 +97,9 @@ func oversizedDatagram(t *testing.T, s *server.Server, c *testturn.Client, chann
 			t.Fatalf("next Data indication carries %d bytes (%v), want %q", len(data), err, after)
 		}
 	}
-	dropped := s.Traffic().DroppedToClient.Load()
+	dropped := tr.DroppedToClient.Load()
 	wantDataIndication(next(big, after))
-	if got := s.Traffic().DroppedToClient.Load() - dropped; got < 1 {
+	if got := tr.DroppedToClient.Load() - dropped; got < 1 {
 		t.Fatal("turnd_relay_dropped_total{direction=to_client} did not count the oversized datagram")
 	}
 
@@ -111,9 +113,9 @@ func oversizedDatagram(t *testing.T, s *server.Server, c *testturn.Client, chann
 		}
 	}
 	if !channelWhole {
-		dropped = s.Traffic().DroppedToClient.Load()
+		dropped = tr.DroppedToClient.Load()
 		wantChannel(next(big, after), after)
-		if got := s.Traffic().DroppedToClient.Load() - dropped; got < 1 {
+		if got := tr.DroppedToClient.Load() - dropped; got < 1 {
 			t.Fatal("the datagram too long for the TLS downlink was not counted")
 		}
 		return

@@ -11,6 +11,7 @@ import (
 	"github.com/turnd/turnd/internal/stacks"
 	"github.com/turnd/turnd/internal/testturn"
 	"github.com/turnd/turnd/pkg/allocation"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // TestRelay allocates, permits and echoes through a relay over each client
@@ -30,6 +31,8 @@ func TestRelay(t *testing.T) {
 			obs := &fakeObserver{}
 			opts := testOptions()
 			opts.Observer = obs
+			tr := &traffic.Counters{}
+			opts.Traffic = tr
 			s := start(t, opts)
 			peer := echoPeer(t)
 			reg := s.Registry()
@@ -64,7 +67,7 @@ func TestRelay(t *testing.T) {
 			}
 			// Relay sockets publish their tallies in batches and when they
 			// close, so the totals are exact only once the allocation is gone.
-			if tr := s.Traffic(); tr.ToPeerPackets.Load() == 0 || tr.FromPeerPackets.Load() == 0 {
+			if tr.ToPeerPackets.Load() == 0 || tr.FromPeerPackets.Load() == 0 {
 				t.Errorf("traffic counters did not move: to peer %d, from peer %d",
 					tr.ToPeerPackets.Load(), tr.FromPeerPackets.Load())
 			}

@@ -60,6 +60,3 @@ func (s *Server) forbidden(ap netip.AddrPort) bool {
 // ReloadFailed records a reload that failed before reaching the server
 // (an unreadable or invalid file), for the reload metric.
 func (s *Server) ReloadFailed() { s.obs.Reloaded(false) }
-
-// Config returns the configuration in force.
-func (s *Server) Config() config.Config { return *s.cfg.Load() }

@@ -21,6 +21,7 @@ import (
 	"github.com/turnd/turnd/pkg/mmsg"
 	"github.com/turnd/turnd/pkg/peerfilter"
 	"github.com/turnd/turnd/pkg/relay"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // tlsHandshakeTimeout bounds a TLS handshake: a client that connects and
@@ -47,7 +48,7 @@ type Options struct {
 	// before the server exists.
 	Registry *allocation.Registry
 	// Traffic receives relayed traffic totals; nil makes new counters.
-	Traffic *relay.Counters
+	Traffic *traffic.Counters
 	// DrainChanged receives after every change of the drain's status; the
 	// server resolves the names in drain.alternate_servers when Accepting
 	// turns false, and again every AlternatesRefresh while it stays so.
@@ -346,9 +347,6 @@ func (s *Server) startTURN(cfg config.Config) error {
 // Registry returns the live allocation registry (what the drain waits on).
 func (s *Server) Registry() *allocation.Registry { return s.registry }
 
-// Traffic returns the relayed traffic counters.
-func (s *Server) Traffic() *relay.Counters { return s.relay.Counters() }
-
 // UDPAddrs returns the bound UDP addresses, one per SO_REUSEPORT group.
 func (s *Server) UDPAddrs() []net.Addr {
 	var out []net.Addr
@@ -421,7 +419,7 @@ func (s *Server) Close() error {
 		s.recordShutdown()
 		s.relay.Close()
 		// pion closed the listeners, not what they accepted.
-		s.streams.closeAll()
+		s.streams.closeTracked()
 		// Last: the addresses are free for the next turnd once the sockets are.
 		_ = closeAll(s.locks)
 		close(s.closed)
