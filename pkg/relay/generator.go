@@ -54,8 +54,8 @@ type Generator struct {
 	// most one of live, held and tcp. tcpByClient finds one by its client.
 	tcp         map[liveKey]*tcpRelay
 	tcpByClient map[clientKey]*tcpRelay
-	up          upTable
-	byClient    clientTable
+	up          shardedMap[upKey, upRoute]
+	byClient    shardedMap[clientKey, *Conn] // for Send indications
 
 	// servers numbers turnd's addresses (UDP sockets' and TCP or TLS
 	// connections' local addresses) for the fast path's keys (serverID):
@@ -482,7 +482,8 @@ func (g *Generator) clientConn(client netip.AddrPort, server net.Addr) *Conn {
 	if !ok {
 		return nil
 	}
-	return g.byClient.get(clientKey{client: unmap(client), server: id})
+	c, _ := g.byClient.get(clientKey{client: unmap(client), server: id})
+	return c
 }
 
 // serverAddr is turnd's side of a 5-tuple: an address and a transport.

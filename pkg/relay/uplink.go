@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"net"
 	"net/netip"
-	"sync"
 
 	"github.com/turnd/turnd/pkg/mmsg"
 )
@@ -34,59 +33,15 @@ type upKey struct {
 // keeps the keys as small as a flag did.
 type serverID uint16
 
+func (k upKey) hash() uint32 { return addrPortHash(k.client) ^ uint32(k.number) }
+
+// upRoute is where a bound channel's data goes: the relay socket and peer.
 type upRoute struct {
 	conn *Conn
 	peer netip.AddrPort
 }
 
-// upShards spreads the table over locks so lanes on different CPUs rarely
-// meet; each lookup takes one read lock.
-const upShards = 64
-
-type upTable struct {
-	shards [upShards]struct {
-		mu sync.RWMutex
-		m  map[upKey]upRoute
-		_  [32]byte // keep neighbouring shards' locks off one cache line
-	}
-}
-
-func (t *upTable) shard(k upKey) int {
-	h := uint32(k.client.Port())*2654435761 ^ uint32(k.number)
-	if a := k.client.Addr(); a.Is4() {
-		b := a.As4()
-		h ^= binary.BigEndian.Uint32(b[:])
-	}
-	return int(h % upShards)
-}
-
-func (t *upTable) get(k upKey) (upRoute, bool) {
-	s := &t.shards[t.shard(k)]
-	s.mu.RLock()
-	r, ok := s.m[k]
-	s.mu.RUnlock()
-	return r, ok
-}
-
-func (t *upTable) set(k upKey, r upRoute) {
-	s := &t.shards[t.shard(k)]
-	s.mu.Lock()
-	if s.m == nil {
-		s.m = make(map[upKey]upRoute)
-	}
-	s.m[k] = r
-	s.mu.Unlock()
-}
-
-// del removes k if it still routes to conn (a rebind may have replaced it).
-func (t *upTable) del(k upKey, conn *Conn) {
-	s := &t.shards[t.shard(k)]
-	s.mu.Lock()
-	if r, ok := s.m[k]; ok && (conn == nil || r.conn == conn) {
-		delete(s.m, k)
-	}
-	s.mu.Unlock()
-}
+func (r upRoute) owner() *Conn { return r.conn }
 
 // clientKey identifies a client's 5-tuple: its address and its server side.
 type clientKey struct {
@@ -94,45 +49,9 @@ type clientKey struct {
 	server serverID
 }
 
-// clientTable finds a client's allocation, for Send indications.
-type clientTable struct {
-	shards [upShards]struct {
-		mu sync.RWMutex
-		m  map[clientKey]*Conn
-		_  [32]byte
-	}
-}
+func (k clientKey) hash() uint32 { return addrPortHash(k.client) }
 
-func (t *clientTable) shard(a clientKey) int {
-	return (&upTable{}).shard(upKey{client: a.client})
-}
-
-func (t *clientTable) get(a clientKey) *Conn {
-	s := &t.shards[t.shard(a)]
-	s.mu.RLock()
-	c := s.m[a]
-	s.mu.RUnlock()
-	return c
-}
-
-func (t *clientTable) set(a clientKey, c *Conn) {
-	s := &t.shards[t.shard(a)]
-	s.mu.Lock()
-	if s.m == nil {
-		s.m = make(map[clientKey]*Conn)
-	}
-	s.m[a] = c
-	s.mu.Unlock()
-}
-
-func (t *clientTable) del(a clientKey, c *Conn) {
-	s := &t.shards[t.shard(a)]
-	s.mu.Lock()
-	if s.m[a] == c {
-		delete(s.m, a)
-	}
-	s.mu.Unlock()
-}
+func (c *Conn) owner() *Conn { return c }
 
 // RelayFor returns the fast path of the client-facing UDP socket lane: it
 // relays one data packet from a client of lane — ChannelData on a bound
@@ -172,8 +91,8 @@ func (g *Generator) relaySend(pkt []byte, client netip.AddrPort, server serverID
 	if !ok {
 		return false
 	}
-	c := g.byClient.get(clientKey{client: unmap(client), server: server})
-	if c == nil {
+	c, ok := g.byClient.get(clientKey{client: unmap(client), server: server})
+	if !ok {
 		return false
 	}
 	peer = unmap(peer)
