@@ -46,6 +46,9 @@ func TestShippedExamples(t *testing.T) {
 			t.Fatalf("walk %s: %v", dir, err)
 		}
 	}
+	if found == 0 {
+		t.Fatal("found no shipped example config under deploy/ or docs/: the walk or the selection is wrong")
+	}
 	t.Logf("loaded %d shipped example configs", found)
 }
 
