@@ -15,8 +15,8 @@ import (
 )
 
 // netns is a network namespace made with `ip netns add`: a "host" of its own
-// for tests that need several machines with the same ports (REFERENCE.md,
-// "Test hosts on one machine").
+// for tests that need several machines with the same ports; veth pairs join
+// them, with addresses that exist only inside the namespaces.
 type netns string
 
 // requireNetns skips the test when network namespaces cannot be made here:

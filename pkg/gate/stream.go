@@ -68,11 +68,9 @@ const maxFrame = 20 + 0xFFFF + 3
 
 // reactorRead bounds what a reactor reads from one connection per turn:
 // whatever it reads goes to the peer at once, as a burst of datagrams that
-// nothing paces (UDP has no flow control). Reading 4 KiB (up to 39 of
-// uclient's 104-byte frames) a turn from 200 connections overflowed the
-// receive buffer of uclient's echo peer (7.9 % lost at -n 4000 on 2 CPUs);
-// 2 KiB lost nothing (docs/benchmarks.md). A larger frame takes several
-// turns.
+// nothing paces (UDP has no flow control), so a small bound keeps the
+// bursts from many connections within a peer's receive buffer (figures:
+// docs/benchmarks.md). A larger frame takes several turns.
 const reactorRead = 2048
 
 // streamConn frames a client's byte stream (RFC 8656 §12.5: ChannelData is

@@ -50,9 +50,8 @@ func putSockaddr(sa *sockaddr, a netip.AddrPort, v6socket bool) uint32 {
 //
 // It is a raw system call on purpose, like every call in this package: they
 // never block, and entering the scheduler's syscall state for each one
-// keeps the runtime's sysmon thread waking every 20 µs on a busy relay
-// (and handing Ps between threads), which measurably cost more than the
-// send itself saves.
+// keeps the runtime's sysmon thread waking at its shortest period on a busy
+// relay and handing Ps between threads (figures: docs/benchmarks.md).
 //
 // Hot path: no allocation.
 func SendTo(fd int, b []byte, to netip.AddrPort, v6socket bool) error {

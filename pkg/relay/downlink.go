@@ -48,9 +48,8 @@ const (
 
 // downlinkLoops is how many loops serve cpus CPUs: one per two. Each CPU
 // already runs a lane's read loop (the uplink); fewer, fuller downlink
-// rounds cost less per datagram than more, emptier ones — on 2 CPUs one
-// loop spent 7 % less CPU per relayed packet than two at 40 k msg/s each
-// way (docs/benchmarks.md) — while larger machines still spread the work.
+// rounds cost less per datagram than more, emptier ones, while larger
+// machines still spread the work (figures: docs/benchmarks.md).
 func downlinkLoops(cpus int) int {
 	return max(1, (cpus+1)/2)
 }

@@ -3,7 +3,7 @@ package relay
 import "net"
 
 // A late relay goroutine in pion/turn v5.1.3 deletes its allocation's
-// successor; this file keeps it from doing so.
+// successor; the code below keeps it from doing so.
 //
 // pion keys allocations by 5-tuple. When one is deleted (Refresh with
 // lifetime 0, expiry), pion closes its relay socket, and pion's goroutine
@@ -12,8 +12,7 @@ import "net"
 // If the client has meanwhile allocated again from the same address (a
 // Refresh 0 then an Allocate on one socket, as an ICE restart may do), that
 // lookup finds the new allocation and deletes it: the client's next request
-// gets 437 and its relay is gone. On loopback it happened about once in 30
-// re-allocations (test/e2e TestReallocateFromSameAddress).
+// gets 437 and its relay is gone (test/e2e TestReallocateFromSameAddress).
 //
 // The key's source address is an object turnd made: the gate makes a
 // fresh one for every message it hands pion (UDP: a new *net.UDPAddr per
@@ -60,7 +59,7 @@ func (g *Generator) awaitingReport(c *Conn) {
 	}
 	if old := g.retiring[c.key]; old != nil {
 		// The port's previous socket closed, and its deletion was never
-		// reported: let its goroutine go, key intact, as before this file.
+		// reported: let its goroutine go with its key intact, unguarded.
 		close(old.reported)
 	}
 	g.retiring[c.key] = c
@@ -86,7 +85,7 @@ func (g *Generator) Deleted(relayAddr net.Addr) {
 }
 
 // retire runs on pion's goroutine for c once c is closed, before ReadFrom
-// returns it an error: see the top of this file.
+// returns it an error: see the top of retire.go.
 func (c *Conn) retire() {
 	p := c.keyedBy.Load()
 	if p == nil || c.cut.Load() {

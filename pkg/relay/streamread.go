@@ -11,9 +11,9 @@ import (
 //
 // Two reasons. First, balance: with a goroutine per connection reading the
 // uplink and one loop per two CPUs writing the downlink, an overloaded
-// machine gave the uplink most of the CPU; the loop fell behind, the relay
-// sockets' receive buffers overflowed, and uclient -t -m 200 -n 3000 lost
-// 10–40 % of its messages where coturn lost none. Read by the loop, a
+// machine gives the uplink most of the CPU; the loop falls behind and the
+// relay sockets' receive buffers overflow (figures: docs/benchmarks.md,
+// "No loss when TCP clients overload the machine"). Read by the loop, a
 // connection is read no faster than its replies are written, and TCP's own
 // flow control slows the client instead. Second, cost: one wake-up of the
 // loop serves every connection that became readable, and no read runs

@@ -78,7 +78,7 @@ func TestCloseIsIdempotent(t *testing.T) {
 // does when a client's Refresh with lifetime 0 ends the last allocation:
 // at the moment pion counts the deletion, before pion has written its 200
 // (pion deletes first and answers after). The client must still get the
-// 200; it used to read EOF over TCP, or nothing over UDP.
+// 200, not EOF over TCP or silence over UDP.
 //
 // The close starts from the log record of the deletion, which pion's
 // handler writes before it answers, and that record is held until Close has

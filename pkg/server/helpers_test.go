@@ -25,7 +25,7 @@ const testTimeout = 30 * time.Second
 // waitTimeout bounds each wait for something the server does asynchronously.
 const waitTimeout = 5 * time.Second
 
-// testConfig is the brief's loopback server: one user, ephemeral ports, no
+// testConfig is a loopback server: one user, ephemeral ports, no
 // HTTP, and loopback peers allowed so an in-test echo peer can be reached.
 func testConfig() config.Config {
 	cfg := config.Default()

@@ -16,7 +16,7 @@ import (
 
 // maxAmplification bounds response bytes / request bytes for what anyone can
 // send without credentials. A spoofed source turns each reply into traffic
-// at a victim; DNS and NTP reflectors reach 28-556x. The worst case measured
+// at a victim; DNS and NTP reflectors reach 28-556x. The worst case here
 // is a 72-byte 401 (ERROR-CODE, NONCE, REALM) to a bare 20-byte Allocate or
 // Refresh: 3.6 with the test realm "turnd.local". The 401 grows with the
 // realm (every 4 bytes of realm add 0.2), so 4 holds for realms up to 20

@@ -42,8 +42,8 @@ func drainSignalledWithin(t *testing.T, srv *turnd, sig syscall.Signal, bound ti
 // TestDrainKeepsLiveRelaysAndExitsWhenTheyEnd is the product in one test:
 // uclient traffic over UDP and TCP keeps flowing through a SIGTERM with 0 %
 // loss, new allocations get 486, and once the TCP clients have released
-// (the UDP run leaves its never-released probe allocations behind, see
-// REFERENCE.md) a second SIGTERM stops turnd at once.
+// (over UDP uclient never releases its probe allocation, which only
+// expires) a second SIGTERM stops turnd at once.
 func TestDrainKeepsLiveRelaysAndExitsWhenTheyEnd(t *testing.T) {
 	srv := start(t, testConfig())
 	peer := strconv.Itoa(startPeer(t))
