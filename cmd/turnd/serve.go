@@ -78,14 +78,14 @@ func serve(path string, _, stderr io.Writer) int {
 			}
 		},
 	})
-	traffic := &traffic.Counters{}
-	m, err := metrics.New(reg, metrics.Sources{Allocations: registry.ByTransport, Drain: machine.Status, Traffic: traffic})
+	totals := &traffic.Counters{}
+	m, err := metrics.New(reg, metrics.Sources{Allocations: registry.ByTransport, Drain: machine.Status, Traffic: totals})
 	if err != nil {
 		log.Error("register metrics", "err", err)
 		return 1
 	}
 	srv, err := server.New(server.Options{
-		Config: cfg, Logger: log, Observer: m, Registry: registry, Traffic: traffic, Accepting: machine.Accepting,
+		Config: cfg, Logger: log, Observer: m, Registry: registry, Traffic: totals, Accepting: machine.Accepting,
 		DrainChanged: drainChanged,
 	})
 	if err != nil {
@@ -182,7 +182,7 @@ func serve(path string, _, stderr io.Writer) int {
 		limits := httpapi.DefaultLimits()
 		hs := httpapi.NewServer(httpapi.New(httpapi.Options{
 			Version: version, Started: started, Allocations: registry.ByTransport, Expiry: registry.Expiry,
-			Traffic: traffic, Drain: machine.Status, Gatherer: reg, Warnings: warnings,
+			Traffic: totals, Drain: machine.Status, Gatherer: reg, Warnings: warnings,
 			Admin: httpapi.Admin{
 				TokenFile: cfg.HTTP.AdminTokenFile, Sessions: srv.Sessions, Usage: srv.Usage, Disconnect: srv.Disconnect,
 				Problem: func(err error) { log.Warn("admin request refused", "err", err) },
