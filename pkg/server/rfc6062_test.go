@@ -192,19 +192,23 @@ func TestTCPAllocationPermissionCap(t *testing.T) {
 // TestIdleTimeoutAfterRelease: a TCP connection whose allocation is gone
 // (Refresh 0) is idle again and is closed after the idle timeout.
 func TestIdleTimeoutAfterRelease(t *testing.T) {
+	// Long enough that dial, 401 and Allocate fit in it on a loaded machine
+	// under -race: the first check must see the deadline the allocation
+	// cleared, not one that fired before the allocation was made.
+	const idle = 2 * time.Second
 	opts := testOptions()
-	opts.Config.Limits.IdleConnectionTimeout = 300 * time.Millisecond
+	opts.Config.Limits.IdleConnectionTimeout = idle
 	s := start(t, opts)
 	c := dial(t, s, "tcp")
 	c.MustAllocate()
-	if c.WaitClosed(600 * time.Millisecond) {
+	if c.WaitClosed(idle + 500*time.Millisecond) {
 		t.Fatal("a connection holding an allocation was closed")
 	}
 	if code := c.Refresh(0); code != 0 {
 		t.Fatalf("refresh 0: %d", code)
 	}
-	if !c.WaitClosed(3 * time.Second) {
-		t.Fatal("connection still open 3 s after its allocation was released")
+	if !c.WaitClosed(idle + 3*time.Second) {
+		t.Fatal("connection still open 3 s past the idle timeout after its allocation was released")
 	}
 }
 
