@@ -58,10 +58,12 @@ func TestTCPRelayPortBelongsToOneAllocation(t *testing.T) {
 // TestTCPRelayConnectHasDeadline: a peer that drops SYNs fails the dial at
 // the timeout (pion answers 447), not after the kernel's two minutes.
 func TestTCPRelayConnectHasDeadline(t *testing.T) {
-	g := tcpGenerator(t, 2, Options{ConnectTimeout: 300 * time.Millisecond})
+	const timeout = 300 * time.Millisecond
+	g := tcpGenerator(t, 2, Options{ConnectTimeout: timeout})
 	_, relay := allocateTCP(t, g)
 	peer := testturn.SilentPeer(t)
 	done := make(chan error, 1)
+	began := time.Now()
 	go func() {
 		c, err := g.AllocateConn(turn.AllocateConnConfig{Network: "tcp4", LocalAddr: relay, RemoteAddr: peer})
 		if c != nil {
@@ -71,8 +73,14 @@ func TestTCPRelayConnectHasDeadline(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if err == nil {
-			t.Fatal("connect to a silent peer succeeded")
+		// A refusal or any other quick failure would pass "err != nil"
+		// without the deadline ever being reached.
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			t.Fatalf("connect to a silent peer: %v, want a timeout", err)
+		}
+		if took := time.Since(began); took < timeout {
+			t.Fatalf("connect failed after %v, before the %v timeout", took, timeout)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("connect to a silent peer still dialling after 5 s")
