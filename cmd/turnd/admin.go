@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,12 +11,6 @@ import (
 
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/httpapi"
-)
-
-var (
-	errNoTokenFile = errors.New("no admin token file: pass --token-file, or --config with http.admin_token_file")
-	errAdminOff    = errors.New("turnd serves no admin endpoints: set http.admin_token_file and restart it")
-	errTokenWrong  = errors.New("turnd refused the admin token (401)")
 )
 
 // adminClient talks to a running turnd's admin endpoints.

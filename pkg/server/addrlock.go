@@ -8,10 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrAddressServed means another turnd already serves a UDP address this
-// one was told to listen on.
-var ErrAddressServed = errors.New("another turnd already serves this address")
-
 // addrLock is held for as long as turnd serves one UDP address. SO_REUSEPORT
 // lets a second process join a UDP socket group without an error, and the
 // kernel would then split clients (and re-hash live flows) between the two

@@ -157,9 +157,6 @@ func peekFirstByte(c net.Conn, timeout time.Duration) (byte, error) {
 	return b[0], c.SetReadDeadline(time.Time{})
 }
 
-// errClosedBeforeFirstByte: the client hung up without a byte.
-var errClosedBeforeFirstByte = errors.New("closed before the first byte")
-
 // sortedListener is one side (plain or TLS) of an edgePort.
 type sortedListener struct {
 	port *edgePort

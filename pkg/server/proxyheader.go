@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,13 +22,10 @@ const (
 )
 
 // v2Signature starts every PROXY protocol v2 header; "PROXY " starts v1.
-var v2Signature = []byte("\r\n\r\n\x00\r\nQUIT\n")
+const v2Signature = "\r\n\r\n\x00\r\nQUIT\n"
 
 // maxV1Header is the longest v1 header line, CRLF included (the spec's 107).
 const maxV1Header = 107
-
-// errNotProxyHeader: the bytes do not start with either header's signature.
-var errNotProxyHeader = errors.New("not a proxy protocol header")
 
 // startsProxyHeader reports whether b can be the first byte of a PROXY
 // protocol header. No TLS record ('\x16'), STUN message or ChannelData
@@ -53,7 +49,7 @@ func readProxyHeader(r io.Reader) (*proxyproto.Header, error) {
 		if _, err := io.ReadFull(r, hdr[1:]); err != nil {
 			return nil, fmt.Errorf("read proxy v2 header: %w", err)
 		}
-		if !bytes.Equal(hdr[:12], v2Signature) {
+		if string(hdr[:12]) != v2Signature {
 			return nil, errNotProxyHeader
 		}
 		rest := make([]byte, binary.BigEndian.Uint16(hdr[14:16]))

@@ -22,7 +22,7 @@ func FuzzProxyHeader(f *testing.F) {
 	}
 	f.Add([]byte("PROXY UNKNOWN\r\n"))
 	f.Add([]byte("PROXY TCP6 ::1 ::1 1 2\r\n\x16\x03\x01"))
-	f.Add(append(append([]byte{}, v2Signature...), 0x20, 0, 0, 0)) // LOCAL
+	f.Add(append([]byte(v2Signature), 0x20, 0, 0, 0)) // LOCAL
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := bytes.NewReader(data)
 		h, err := readProxyHeader(r)
