@@ -46,9 +46,9 @@ func (g *Gate) rfc6062(p *Policy, msg *stun.Message, key []byte, user string, sr
 		g.reply(msg, key, src, r, stun.CodeAllocMismatch)
 		return nil, Answered, 0
 	}
-	pending, tcp := 0, true
+	full, tcp := false, true
 	if p.TCPRelay != nil {
-		pending, tcp = p.TCPRelay(src, local)
+		full, tcp = p.TCPRelay(src, local)
 	}
 	switch {
 	case !tcp:
@@ -84,7 +84,7 @@ func (g *Gate) rfc6062(p *Policy, msg *stun.Message, key []byte, user string, sr
 	// 30 s): past the bound, 508 Insufficient Capacity (RFC 8656 §7.2's
 	// answer to a server out of resources; 446 and 447 mean a duplicate
 	// and a failed peer, which this is not).
-	if limit := p.PendingConnectsPerAllocation; limit > 0 && pending >= limit {
+	if full {
 		if g.hooks.CapacityRefused != nil {
 			g.hooks.CapacityRefused(user)
 		}

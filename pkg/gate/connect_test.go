@@ -11,18 +11,17 @@ import (
 )
 
 // connectPolicy is a server whose TCP client holds an RFC 6062 allocation
-// with pending Connects pending; udpAlloc makes it a UDP allocation instead.
-func connectPolicy(held, udpAlloc bool, pending int) *gate.Policy {
+// whose pending Connects are at the relay's cap when full; udpAlloc makes it
+// a UDP allocation instead.
+func connectPolicy(held, udpAlloc, full bool) *gate.Policy {
 	own := netip.MustParseAddrPort("127.0.0.1:3478")
 	return &gate.Policy{
 		Keys:           staticKeys(),
 		TCPAllocations: true,
 		HasAllocation:  func(net.Addr, net.Addr) bool { return held },
-		TCPRelay:       func(net.Addr, net.Addr) (int, bool) { return pending, !udpAlloc },
+		TCPRelay:       func(net.Addr, net.Addr) (bool, bool) { return full, !udpAlloc },
 		OwnAddress:     func(a netip.AddrPort) bool { return a == own },
 		PeerAllowed:    func(ip net.IP) bool { return !ip.Equal(net.IPv4(10, 0, 0, 1)) },
-
-		PendingConnectsPerAllocation: 8,
 	}
 }
 
@@ -50,29 +49,29 @@ func TestRFC6062Requests(t *testing.T) {
 		pkt    []byte
 		want   stun.ErrorCode // 0: passed to pion
 	}{
-		{"Connect over UDP", "RFC 6062 §5.2", connectPolicy(true, true, 0), udp, connect(good), stun.CodeBadRequest},
-		{"ConnectionBind over UDP", "RFC 6062 §5.4", connectPolicy(false, true, 0), udp, bind, stun.CodeBadRequest},
-		{"Connect without allocation", "RFC 6062 §5.2", connectPolicy(false, false, 0), tcp, connect(good), stun.CodeAllocMismatch},
-		{"Connect on a UDP allocation", "RFC 6062 §5.2", connectPolicy(true, true, 0), tcp, connect(good), stun.CodeBadRequest},
+		{"Connect over UDP", "RFC 6062 §5.2", connectPolicy(true, true, false), udp, connect(good), stun.CodeBadRequest},
+		{"ConnectionBind over UDP", "RFC 6062 §5.4", connectPolicy(false, true, false), udp, bind, stun.CodeBadRequest},
+		{"Connect without allocation", "RFC 6062 §5.2", connectPolicy(false, false, false), tcp, connect(good), stun.CodeAllocMismatch},
+		{"Connect on a UDP allocation", "RFC 6062 §5.2", connectPolicy(true, true, false), tcp, connect(good), stun.CodeBadRequest},
 		{"Connect with TCP relays off", "relay.tcp_allocations", func() *gate.Policy {
-			p := connectPolicy(true, false, 0)
+			p := connectPolicy(true, false, false)
 			p.TCPAllocations = false
 			return p
 		}(), tcp, connect(good), stun.CodeForbidden},
-		{"Connect to turnd itself", "RFC 6062 §5.2 403", connectPolicy(true, false, 0), tcp, connect(peer("127.0.0.1", 3478)), stun.CodeForbidden},
-		{"Connect to a denied peer", "RFC 6062 §5.2 403", connectPolicy(true, false, 0), tcp, connect(peer("10.0.0.1", 80)), stun.CodeForbidden},
-		{"Connect past the pending bound", "508 capacity", connectPolicy(true, false, 8), tcp, connect(good), stun.CodeInsufficientCapacity},
-		{"Connect", "", connectPolicy(true, false, 7), tcp, connect(good), 0},
-		{"ConnectionBind on a control connection", "RFC 6062 §5.4", connectPolicy(true, false, 0), tcp, bind, stun.CodeBadRequest},
-		{"ConnectionBind on a new connection", "", connectPolicy(false, false, 0), tcp, bind, 0},
-		{"TCP Allocate over UDP", "RFC 6062 §5.1", connectPolicy(false, false, 0), udp, tcpAllocate(), stun.CodeBadRequest},
-		{"TCP Allocate with EVEN-PORT", "RFC 6062 §5.1", connectPolicy(false, false, 0), tcp,
+		{"Connect to turnd itself", "RFC 6062 §5.2 403", connectPolicy(true, false, false), tcp, connect(peer("127.0.0.1", 3478)), stun.CodeForbidden},
+		{"Connect to a denied peer", "RFC 6062 §5.2 403", connectPolicy(true, false, false), tcp, connect(peer("10.0.0.1", 80)), stun.CodeForbidden},
+		{"Connect past the pending bound", "508 capacity", connectPolicy(true, false, true), tcp, connect(good), stun.CodeInsufficientCapacity},
+		{"Connect", "", connectPolicy(true, false, false), tcp, connect(good), 0},
+		{"ConnectionBind on a control connection", "RFC 6062 §5.4", connectPolicy(true, false, false), tcp, bind, stun.CodeBadRequest},
+		{"ConnectionBind on a new connection", "", connectPolicy(false, false, false), tcp, bind, 0},
+		{"TCP Allocate over UDP", "RFC 6062 §5.1", connectPolicy(false, false, false), udp, tcpAllocate(), stun.CodeBadRequest},
+		{"TCP Allocate with EVEN-PORT", "RFC 6062 §5.1", connectPolicy(false, false, false), tcp,
 			tcpAllocate(stun.RawAttribute{Type: stun.AttrEvenPort, Value: []byte{0}}), stun.CodeBadRequest},
-		{"TCP Allocate with DONT-FRAGMENT", "RFC 6062 §5.1", connectPolicy(false, false, 0), tcp, tcpAllocate(dontFragment()), stun.CodeBadRequest},
-		{"TCP Allocate with RESERVATION-TOKEN", "RFC 6062 §5.1", connectPolicy(false, false, 0), tcp,
+		{"TCP Allocate with DONT-FRAGMENT", "RFC 6062 §5.1", connectPolicy(false, false, false), tcp, tcpAllocate(dontFragment()), stun.CodeBadRequest},
+		{"TCP Allocate with RESERVATION-TOKEN", "RFC 6062 §5.1", connectPolicy(false, false, false), tcp,
 			tcpAllocate(reservationToken([]byte("12345678"))), stun.CodeBadRequest},
-		{"TCP Allocate", "", connectPolicy(false, false, 0), tcp, tcpAllocate(), 0},
-		{"unauthenticated Connect over UDP", "pion answers 401", connectPolicy(true, true, 0), udp,
+		{"TCP Allocate", "", connectPolicy(false, false, false), tcp, tcpAllocate(), 0},
+		{"unauthenticated Connect over UDP", "pion answers 401", connectPolicy(true, true, false), udp,
 			request(t, stun.MethodConnect, testUser, nil, true, good), 0},
 	}
 	for _, tc := range tests {

@@ -70,13 +70,12 @@ type Policy struct {
 	// turnd relay into itself, and is refused with 403. nil: none known.
 	OwnAddress func(netip.AddrPort) bool
 	// TCPRelay reports whether the allocation of a client 5-tuple is an
-	// RFC 6062 TCP relay, and how many of its Connects are pending (being
-	// dialled or waiting for their ConnectionBind). A Connect on any other
-	// allocation is answered 400. nil: every allocation counts as one.
-	TCPRelay func(client, server net.Addr) (pending int, ok bool)
-	// PendingConnectsPerAllocation caps those pending Connects (508
-	// Insufficient Capacity); 0: no cap.
-	PendingConnectsPerAllocation int
+	// RFC 6062 TCP relay, and whether its pending Connects (being dialled
+	// or waiting for their ConnectionBind) are at the relay's cap, which
+	// the gate answers 508 Insufficient Capacity. A Connect on any other
+	// allocation is answered 400. nil: every allocation counts as one,
+	// never full.
+	TCPRelay func(client, server net.Addr) (full, ok bool)
 	// IdleTimeout closes a TCP/TLS connection that holds no allocation (see
 	// Gate.Allocated) this long after it was accepted; 0: never.
 	IdleTimeout time.Duration

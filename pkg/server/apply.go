@@ -87,19 +87,20 @@ func (s *Server) policy(cfg config.Config) *gate.Policy {
 		ChannelsPerAllocation:    cfg.Limits.ChannelsPerAllocation,
 		IdleTimeout:              cfg.Limits.IdleConnectionTimeout,
 
-		TCPRelay:                     s.pendingConnects,
-		PendingConnectsPerAllocation: relay.MaxPendingConnects,
+		TCPRelay: s.connectsFull,
 	}
 }
 
-// pendingConnects tells the gate whether a client's allocation is an RFC
-// 6062 TCP relay, and how many of its Connects are pending.
-func (s *Server) pendingConnects(client, server net.Addr) (int, bool) {
+// connectsFull tells the gate whether a client's allocation is an RFC 6062
+// TCP relay, and whether its pending Connects are at the relay's cap: the
+// relay enforces the cap on accepted peers too, so it is stated there only.
+func (s *Server) connectsFull(client, server net.Addr) (full, ok bool) {
 	ap, ok := addrPortOf(client)
 	if !ok || s.relay == nil {
-		return 0, false
+		return false, false
 	}
-	return s.relay.PendingConnects(ap, server)
+	n, ok := s.relay.PendingConnects(ap, server)
+	return n >= relay.MaxPendingConnects, ok
 }
 
 // gateKeys gives the gate a refused username's decoy key instead of the
