@@ -179,8 +179,8 @@ type Limits struct {
 	// was accepted. Default 30s; must be > 0.
 	IdleConnectionTimeout time.Duration `yaml:"idle_connection_timeout"`
 	// ConnectionsPerIP caps open TCP and TLS client connections per client
-	// IP address; more are closed as they are accepted. Default 128; 0
-	// means unlimited.
+	// IPv4 address or IPv6 /64 (one host's share); more are closed as they
+	// are accepted. Default 128; 0 means unlimited.
 	ConnectionsPerIP int `yaml:"connections_per_ip"`
 	// Connections caps open TCP and TLS client connections in all, so they
 	// cannot take the file descriptors relay sockets need. Default 16384;

@@ -46,9 +46,11 @@ func listenEdge(addr string, plain bool, cfg *tls.Config, proxy *proxyPolicy, co
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen tcp %s: %w", addr, err)
 	}
-	ln := conns.track(raw)
+	var ln net.Listener
 	if proxy != nil {
 		ln = conns.trackProxied(raw, proxy.trusts)
+	} else {
+		ln = conns.track(raw)
 	}
 	p := &edgePort{ln: ln, tls: cfg, proxy: proxy, done: make(chan struct{})}
 	if plain {
