@@ -64,7 +64,7 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 			Help: "TCP/TLS connections closed at the PROXY protocol step, by reason (untrusted, missing, malformed, timeout).",
 		}, []string{"reason"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "turnd_config_reloads_total", Help: "Configuration reloads (SIGHUP), by result (success, failure).",
+			Name: "turnd_config_reloads_total", Help: "Configuration reloads (SIGHUP, SIGUSR2), by result (success, failure).",
 		}, []string{"result"}),
 		reloadOK: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "turnd_config_last_reload_successful", Help: "1 if the last configuration reload succeeded (or none was tried).",
@@ -126,7 +126,8 @@ func (m *Metrics) RequestDropped(reason string) { m.dropped.WithLabelValues(reas
 // ConnectionRefused counts a client connection closed on accept.
 func (m *Metrics) ConnectionRefused(reason string) { m.connRefused.WithLabelValues(reason).Inc() }
 
-// PanicRecovered counts a packet whose handling panicked.
+// PanicRecovered counts a recovered panic: a packet's handling, a request
+// callback or a downlink loop.
 func (m *Metrics) PanicRecovered() { m.panics.Inc() }
 
 // ProxyRefused counts a connection closed at the PROXY protocol step.

@@ -169,7 +169,7 @@ func TestReloads(t *testing.T) {
 		t.Errorf("last_reload_successful %v after a success, want 1", v)
 	}
 	compare(t, reg, `
-# HELP turnd_config_reloads_total Configuration reloads (SIGHUP), by result (success, failure).
+# HELP turnd_config_reloads_total Configuration reloads (SIGHUP, SIGUSR2), by result (success, failure).
 # TYPE turnd_config_reloads_total counter
 turnd_config_reloads_total{result="failure"} 1
 turnd_config_reloads_total{result="success"} 2

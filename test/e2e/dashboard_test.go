@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 const (
 	dashboardFile  = "../../deploy/grafana/turnd.json"
 	metricsDocFile = "../../docs/metrics.md"
+	readmeFile     = "../../README.md"
 )
 
 // TestDashboardQueriesExistingMetrics parses the Grafana dashboard, pulls
@@ -65,23 +67,46 @@ func TestDashboardQueriesExistingMetrics(t *testing.T) {
 	}
 }
 
-// TestMetricsDocListsEveryMetric keeps docs/metrics.md honest both ways: each
-// turnd_/turn_ family turnd exports has a row in a metric table, and each
-// metric named in the first cell of such a row is exported.
+// TestMetricsDocListsEveryMetric keeps docs/metrics.md and the README's
+// metrics table honest both ways: each turnd_/turn_ family turnd exports
+// has exactly one row in a metric table of each, and each metric named in
+// the first cell of such a row is exported.
 func TestMetricsDocListsEveryMetric(t *testing.T) {
-	doc, err := os.ReadFile(metricsDocFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv := start(t, testConfig())
 	srv.signal(syscall.SIGHUP)
 	srv.waitLog("reloaded", 5*time.Second)
 	families := metricFamilies(t, srv)
+	for _, file := range []string{metricsDocFile, readmeFile} {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			doc, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			documented := metricTableRows(string(doc))
+			for m, rows := range documented {
+				if !families[m] {
+					t.Errorf("%s documents %s, which turnd does not export", file, m)
+				}
+				if rows > 1 {
+					t.Errorf("%s documents %s in %d rows, want one", file, m, rows)
+				}
+			}
+			for f := range families {
+				if (strings.HasPrefix(f, "turnd_") || strings.HasPrefix(f, "turn_")) && documented[f] == 0 {
+					t.Errorf("turnd exports %s, but %s has no table row for it", f, file)
+				}
+			}
+		})
+	}
+}
 
-	documented := map[string]bool{}
+// metricTableRows counts, for each metric named in the first cell of a row
+// of a table headed "| metric |", the rows naming it.
+func metricTableRows(doc string) map[string]int {
+	rows := map[string]int{}
 	name := regexp.MustCompile("`([a-z_:][a-z0-9_:]*)(\\{[^`]*\\})?`")
 	inMetricTable := false
-	for _, line := range strings.Split(string(doc), "\n") {
+	for _, line := range strings.Split(doc, "\n") {
 		switch {
 		case strings.HasPrefix(line, "| metric |"):
 			inMetricTable = true // a table of metrics, not of label values
@@ -94,17 +119,10 @@ func TestMetricsDocListsEveryMetric(t *testing.T) {
 		}
 		first := strings.SplitN(line, "|", 3)[1]
 		for _, m := range name.FindAllStringSubmatch(first, -1) {
-			documented[m[1]] = true
-			if !families[m[1]] {
-				t.Errorf("docs/metrics.md documents %s, which turnd does not export", m[1])
-			}
+			rows[m[1]]++
 		}
 	}
-	for f := range families {
-		if (strings.HasPrefix(f, "turnd_") || strings.HasPrefix(f, "turn_")) && !documented[f] {
-			t.Errorf("turnd exports %s, but docs/metrics.md has no table row for it", f)
-		}
-	}
+	return rows
 }
 
 // metricFamilies returns the names of every family on turnd's /metrics.
