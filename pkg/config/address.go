@@ -9,24 +9,6 @@ import (
 	"strings"
 )
 
-// EffectiveRelayAddress returns the IP relay sockets bind to: relay.address,
-// or else the IP of the first listen address (udp, then tcp, then tls, then
-// tcp_tls).
-// It returns "" when there is none; Validate rejects such configs.
-func (c Config) EffectiveRelayAddress() string {
-	if c.Relay.Address != "" {
-		return c.Relay.Address
-	}
-	for _, list := range [][]string{c.Listen.UDP, c.Listen.TCP, c.Listen.TLS, c.Listen.TCPTLS} {
-		for _, hp := range list {
-			if host, _, err := net.SplitHostPort(hp); err == nil {
-				return host
-			}
-		}
-	}
-	return ""
-}
-
 // checkHostPort returns what is wrong with s as an "ip:port" address whose
 // port is at least minPort, or "" when nothing is. Listen addresses pass
 // minPort 0 ("any free port", which tests rely on); peers of the server,

@@ -93,22 +93,7 @@ func (c Config) checkTLS(v *validator) {
 
 func (c Config) checkRelay(v *validator) {
 	r := c.Relay
-	binds, addrOK := checkFamilies(v, "relay.address", r.Address, false)
-	exts, extOK := checkFamilies(v, "relay.external_address", r.ExternalAddress, true)
-	if r.Address == "" {
-		if a, err := netip.ParseAddr(c.EffectiveRelayAddress()); err == nil {
-			binds = []netip.Addr{a}
-		}
-	}
-	// Relay sockets may bind to 0.0.0.0, but clients cannot be told to send
-	// there: something must say which address of that family to advertise.
-	if addrOK && extOK {
-		for _, b := range binds {
-			if b.IsUnspecified() && !slices.ContainsFunc(exts, func(e netip.Addr) bool { return e.Is4() == b.Is4() }) {
-				v.add("relay.external_address", "required when relay sockets bind to the unspecified address %s (relay.address or the first listen address)", b)
-			}
-		}
-	}
+	c.resolveRelay(v)
 	portOK := true
 	for _, p := range []struct {
 		path string

@@ -91,14 +91,15 @@ type TLS struct {
 type Relay struct {
 	// Address is the IP relay sockets bind to, or an IPv4 and an IPv6
 	// separated by a comma ("192.0.2.1,2001:db8::1") to relay in both
-	// families (REQUESTED-ADDRESS-FAMILY picks). Default "" which means the
-	// first listen address's IP of each family (127.0.0.1 in the embedded
-	// default).
+	// families (REQUESTED-ADDRESS-FAMILY picks). Default "" which means, for
+	// each family, the first listen address of that family that is not a
+	// wildcard (127.0.0.1 in the embedded default); a family with neither
+	// has no relay (see ResolveRelay).
 	Address string `yaml:"address"`
 	// ExternalAddress is the IP advertised to clients in XOR-RELAYED-ADDRESS
 	// (for a server behind NAT), or one per family separated by a comma.
-	// Default "" which means relay.address; required for a family whose
-	// relay sockets bind to the unspecified address (0.0.0.0 or ::).
+	// Default "" which means the family's bind address; required for a family
+	// whose relay sockets bind to the unspecified address (0.0.0.0 or ::).
 	ExternalAddress string `yaml:"external_address"`
 	// MinPort is the lowest relay port. Default 49152.
 	MinPort int `yaml:"min_port"`

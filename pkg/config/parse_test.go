@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -103,8 +104,8 @@ func TestParseExplicitEmptyListsMeanNone(t *testing.T) {
 	if want := []string{"127.0.0.1:5349"}; !reflect.DeepEqual(cfg.Listen.TLS, want) {
 		t.Errorf("listen.tls = %q, want %q", cfg.Listen.TLS, want)
 	}
-	if got := cfg.EffectiveRelayAddress(); got != "127.0.0.1" {
-		t.Errorf("EffectiveRelayAddress() = %q, want the TLS listener's 127.0.0.1", got)
+	if r, err := cfg.ResolveRelay(); err != nil || r.Bind4 != netip.MustParseAddr("127.0.0.1") {
+		t.Errorf("ResolveRelay() = %+v, %v, want the TLS listener's 127.0.0.1", r, err)
 	}
 }
 
@@ -125,8 +126,9 @@ func TestParseIPv6(t *testing.T) {
 	if got, want := cfg.Listen.UDP, []string{"[::1]:3478", "127.0.0.1:3478"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("listen.udp = %q, want %q", got, want)
 	}
-	if got := cfg.EffectiveRelayAddress(); got != "::" {
-		t.Errorf("EffectiveRelayAddress() = %q, want ::", got)
+	r, err := cfg.ResolveRelay()
+	if want := (RelayAddresses{Bind4: netip.MustParseAddr("127.0.0.1"), Bind6: netip.IPv6Unspecified(), External6: netip.MustParseAddr("2001:db8::10")}); err != nil || r != want {
+		t.Errorf("ResolveRelay() = %+v, %v, want %+v", r, err, want)
 	}
 }
 

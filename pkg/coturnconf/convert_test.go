@@ -229,7 +229,7 @@ func TestConvert(t *testing.T) {
 func TestConvertRefusesWhatTurndCannotRun(t *testing.T) {
 	tests := []struct{ name, text, want string }{
 		{"no credential", "relay-ip=192.0.2.1\n", "auth: at least one user or secret is required"},
-		{"no address to hand out", "static-auth-secret=s\n", "relay.external_address: required"},
+		{"no address to hand out", "static-auth-secret=s\n", "relay.address: required when every listen address is a wildcard"},
 		{"no listener", base + "no-udp\nno-tcp\nno-tls\n", "listen: at least one"},
 		{"no usable listening-ip: not everywhere instead", base + "listening-ip=eth0\n", "listen: at least one"},
 	}

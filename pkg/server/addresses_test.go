@@ -114,13 +114,13 @@ func TestRelayOptions(t *testing.T) {
 			name:    "relay.address not an IP",
 			udp:     []string{"127.0.0.1:3478"},
 			address: "relay.example",
-			wantErr: `relay.address: "relay.example" is not an IP address`,
+			wantErr: `relay.address: "relay.example": not an IP address`,
 		},
 		{
 			name:     "external address not an IP",
 			udp:      []string{"127.0.0.1:3478"},
 			external: "nat.example",
-			wantErr:  `relay.external_address: "nat.example" is not an IP address`,
+			wantErr:  `relay.external_address: "nat.example": not an IP address`,
 		},
 	}
 	for _, tt := range tests {
