@@ -1,34 +1,75 @@
 package config
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
-// RestartNeeded returns the YAML paths whose values differ between old and
-// next but cannot change while turnd runs, in file order, so a reload can log
-// that they need a restart. It returns nil when a reload can apply next whole.
+// Reload returns what a reload applies when next replaces running: next with
+// every setting turnd sets up once kept at its running value, and the YAML
+// paths of those that differ, in file order, so the reload can log that they
+// need a restart. restartNeeded is nil when next applies whole.
 //
-// These are the sockets and files turnd sets up once: listeners (changing a
-// SO_REUSEPORT group would re-hash live UDP flows and break their
-// allocations), relay addresses and ports, the HTTP listener and the pidfile.
-func RestartNeeded(old, next Config) []string {
-	var paths []string
-	note := func(path string, changed bool) {
-		if changed {
-			paths = append(paths, path)
+// The settings set up once are sockets and their options (listeners,
+// SO_REUSEPORT groups whose change would re-hash live UDP flows and break
+// their allocations, relay addresses and ports, the HTTP listener), the
+// pidfile, and what pion is built with (the realm, permission and channel
+// lifetimes).
+func Reload(running, next Config) (apply Config, restartNeeded []string) {
+	apply = next
+	for _, s := range setOnce() {
+		if s.changed(&running, &next) {
+			restartNeeded = append(restartNeeded, s.path)
 		}
+		s.keep(&apply, &running)
 	}
-	note("listen.udp", !slices.Equal(old.Listen.UDP, next.Listen.UDP))
-	note("listen.tcp", !slices.Equal(old.Listen.TCP, next.Listen.TCP))
-	note("listen.tls", !slices.Equal(old.Listen.TLS, next.Listen.TLS))
-	note("listen.tcp_tls", !slices.Equal(old.Listen.TCPTLS, next.Listen.TCPTLS))
-	note("listen.proxy_protocol.listeners", !slices.Equal(old.Listen.ProxyProtocol.Listeners, next.Listen.ProxyProtocol.Listeners))
-	note("listen.proxy_protocol.trusted", !slices.Equal(old.Listen.ProxyProtocol.Trusted, next.Listen.ProxyProtocol.Trusted))
-	note("listen.udp_sockets", old.Listen.UDPSockets != next.Listen.UDPSockets)
-	note("relay.address", old.Relay.Address != next.Relay.Address)
-	note("relay.external_address", old.Relay.ExternalAddress != next.Relay.ExternalAddress)
-	note("relay.min_port", old.Relay.MinPort != next.Relay.MinPort)
-	note("relay.max_port", old.Relay.MaxPort != next.Relay.MaxPort)
-	note("http.address", old.HTTP.Address != next.HTTP.Address)
-	note("http.admin_token_file", old.HTTP.AdminTokenFile != next.HTTP.AdminTokenFile)
-	note("pidfile", old.PIDFile != next.PIDFile)
-	return paths
+	return apply, restartNeeded
+}
+
+// onceSetting is a setting a reload cannot change.
+type onceSetting struct {
+	path    string
+	changed func(a, b *Config) bool
+	keep    func(dst, src *Config)
+}
+
+// setOnce lists the settings a reload keeps, in file order.
+func setOnce() []onceSetting {
+	return []onceSetting{
+		value("realm", func(c *Config) *string { return &c.Realm }),
+		list("listen.udp", func(c *Config) *[]string { return &c.Listen.UDP }),
+		list("listen.tcp", func(c *Config) *[]string { return &c.Listen.TCP }),
+		list("listen.tls", func(c *Config) *[]string { return &c.Listen.TLS }),
+		list("listen.tcp_tls", func(c *Config) *[]string { return &c.Listen.TCPTLS }),
+		list("listen.proxy_protocol.listeners", func(c *Config) *[]string { return &c.Listen.ProxyProtocol.Listeners }),
+		list("listen.proxy_protocol.trusted", func(c *Config) *[]string { return &c.Listen.ProxyProtocol.Trusted }),
+		value("listen.udp_sockets", func(c *Config) *int { return &c.Listen.UDPSockets }),
+		value("listen.socket_buffer", func(c *Config) *int { return &c.Listen.SocketBuffer }),
+		value("relay.address", func(c *Config) *string { return &c.Relay.Address }),
+		value("relay.external_address", func(c *Config) *string { return &c.Relay.ExternalAddress }),
+		value("relay.min_port", func(c *Config) *int { return &c.Relay.MinPort }),
+		value("relay.max_port", func(c *Config) *int { return &c.Relay.MaxPort }),
+		value("limits.permission_lifetime", func(c *Config) *time.Duration { return &c.Limits.PermissionLifetime }),
+		value("limits.channel_lifetime", func(c *Config) *time.Duration { return &c.Limits.ChannelLifetime }),
+		value("http.address", func(c *Config) *string { return &c.HTTP.Address }),
+		value("http.admin_token_file", func(c *Config) *string { return &c.HTTP.AdminTokenFile }),
+		value("pidfile", func(c *Config) *string { return &c.PIDFile }),
+	}
+}
+
+func value[T comparable](path string, field func(*Config) *T) onceSetting {
+	return onceSetting{
+		path:    path,
+		changed: func(a, b *Config) bool { return *field(a) != *field(b) },
+		keep:    func(dst, src *Config) { *field(dst) = *field(src) },
+	}
+}
+
+// list treats a nil and an empty list as the same setting.
+func list(path string, field func(*Config) *[]string) onceSetting {
+	return onceSetting{
+		path:    path,
+		changed: func(a, b *Config) bool { return !slices.Equal(*field(a), *field(b)) },
+		keep:    func(dst, src *Config) { *field(dst) = *field(src) },
+	}
 }

@@ -2,52 +2,103 @@ package config
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
 
-func TestRestartNeeded(t *testing.T) {
-	tests := []struct {
-		name   string
-		change func(*Config)
-		want   []string
-	}{
-		{"nothing", func(*Config) {}, nil},
-		{"runtime settings only", func(c *Config) {
-			c.Realm = "other"
-			c.Auth.Users = map[string]string{"bob": "x"}
-			c.Peers.Denied = []string{"10.0.0.0/8"}
-			c.Limits.MaxLifetime = time.Minute
-			c.Drain.Timeout = time.Minute
-			c.Log.Level = "debug"
-			c.TLS.CertFile = "new.crt"
-			c.Relay.TCPAllocations = false
-		}, nil},
-		{"nil and empty list are the same", func(c *Config) { c.Listen.TLS = []string{} }, nil},
-		{"listeners", func(c *Config) {
-			c.Listen.UDP = append(c.Listen.UDP, "127.0.0.1:3479")
-			c.Listen.TCP = nil
-			c.Listen.TLS = []string{"127.0.0.1:5349"}
-			c.Listen.UDPSockets = 2
-		}, []string{"listen.udp", "listen.tcp", "listen.tls", "listen.udp_sockets"}},
-		{"relay and files", func(c *Config) {
-			c.Relay.Address = "127.0.0.2"
-			c.Relay.ExternalAddress = "192.0.2.1"
-			c.Relay.MinPort = 50000
-			c.Relay.MaxPort = 50010
-			c.HTTP.Address = ""
-			c.HTTP.AdminTokenFile = "/run/secrets/token"
-			c.PIDFile = "/run/turnd.pid"
-		}, []string{"relay.address", "relay.external_address", "relay.min_port", "relay.max_port", "http.address",
-			"http.admin_token_file", "pidfile"}},
+// TestReloadKeepsExactlyWhatItReports changes every setting alone and checks
+// that Reload either keeps it and reports its path, or applies it and reports
+// nothing: what is kept and what is logged cannot drift apart.
+func TestReloadKeepsExactlyWhatItReports(t *testing.T) {
+	kept := map[string]bool{
+		"realm": true, "listen.udp": true, "listen.tcp": true, "listen.tls": true, "listen.tcp_tls": true,
+		"listen.proxy_protocol.listeners": true, "listen.proxy_protocol.trusted": true,
+		"listen.udp_sockets": true, "listen.socket_buffer": true,
+		"relay.address": true, "relay.external_address": true, "relay.min_port": true, "relay.max_port": true,
+		"limits.permission_lifetime": true, "limits.channel_lifetime": true,
+		"http.address": true, "http.admin_token_file": true, "pidfile": true,
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			old, next := Embedded(), Embedded()
-			tt.change(&next)
-			if got := RestartNeeded(old, next); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("RestartNeeded = %q, want %q", got, tt.want)
+	leaves := 0
+	for _, path := range keyPaths(reflect.TypeFor[Config](), "") {
+		running, next := Embedded(), Embedded()
+		if !changeLeaf(reflect.ValueOf(&next).Elem(), strings.Split(path, ".")) {
+			continue // a section: its leaves are changed one by one
+		}
+		leaves++
+		apply, restart := Reload(running, next)
+		if kept[path] {
+			if !slices.Equal(restart, []string{path}) || !reflect.DeepEqual(apply, running) {
+				t.Errorf("%s changed: restart needed %q, applied changed: %v; want it reported and kept", path, restart, !reflect.DeepEqual(apply, running))
 			}
-		})
+			continue
+		}
+		if restart != nil || !reflect.DeepEqual(apply, next) {
+			t.Errorf("%s changed: restart needed %q, applied as given: %v; want it applied and not reported", path, restart, reflect.DeepEqual(apply, next))
+		}
+	}
+	if leaves < len(kept) {
+		t.Fatalf("changed %d settings, fewer than the %d kept ones", leaves, len(kept))
+	}
+}
+
+func TestReloadOrderAndEmptyLists(t *testing.T) {
+	running, next := Embedded(), Embedded()
+	next.Listen.TLS = []string{} // nil in running: the same setting
+	next.PIDFile, next.Realm, next.Listen.UDP = "/run/turnd.pid", "other", append(next.Listen.UDP, "127.0.0.1:3479")
+	next.Auth.Users = map[string]string{"bob": "x"}
+	apply, restart := Reload(running, next)
+	if want := []string{"realm", "listen.udp", "pidfile"}; !slices.Equal(restart, want) {
+		t.Errorf("restart needed %q, want %q in file order", restart, want)
+	}
+	if !reflect.DeepEqual(apply.Auth.Users, next.Auth.Users) || apply.Realm != running.Realm {
+		t.Errorf("applied users %v realm %q, want the new users and the running realm", apply.Auth.Users, apply.Realm)
+	}
+}
+
+// changeLeaf gives the setting at path a value different from its current
+// one, and reports false when path is a section rather than a setting.
+func changeLeaf(v reflect.Value, path []string) bool {
+	for i := 0; i < v.NumField(); i++ {
+		if yamlName(v.Type().Field(i)) != path[0] {
+			continue
+		}
+		f := v.Field(i)
+		if len(path) > 1 {
+			return changeLeaf(f, path[1:])
+		}
+		if f.Kind() == reflect.Struct {
+			return false
+		}
+		changeValue(f)
+		return true
+	}
+	panic("changeLeaf: no field " + path[0])
+}
+
+// changeValue gives f a value different from its current one.
+func changeValue(f reflect.Value) {
+	switch f.Kind() {
+	case reflect.String:
+		f.SetString(f.String() + "x")
+	case reflect.Bool:
+		f.SetBool(!f.Bool())
+	case reflect.Int, reflect.Int64:
+		if f.Type() == reflect.TypeFor[time.Duration]() {
+			f.SetInt(f.Int() + int64(time.Second))
+		} else {
+			f.SetInt(f.Int() + 1)
+		}
+	case reflect.Slice:
+		f.Set(reflect.Append(f, reflect.ValueOf("x")))
+	case reflect.Map:
+		m := reflect.MakeMap(f.Type())
+		v := reflect.New(f.Type().Elem()).Elem()
+		changeValue(v)
+		m.SetMapIndex(reflect.ValueOf("x"), v)
+		f.Set(m)
+	default:
+		panic("changeValue: unhandled kind " + f.Kind().String())
 	}
 }

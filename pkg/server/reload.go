@@ -10,17 +10,11 @@ import (
 // Reload applies a new configuration to new requests: credentials, peer
 // rules, quotas, lifetimes caps, alternates and the TLS certificate. Live
 // allocations are untouched, except those of revoked users with
-// auth.disconnect_on_revoke. Settings that need new sockets (listeners,
-// relay addresses, realm) are kept as they were and returned, so the caller
-// can say a restart is needed. On error nothing changes.
+// auth.disconnect_on_revoke. Settings set up once (config.Reload lists
+// them) keep their running values and are returned when they differ, so the
+// caller can say a restart is needed. On error nothing changes.
 func (s *Server) Reload(cfg config.Config) (restartNeeded []string, err error) {
-	old := *s.cfg.Load()
-	restartNeeded = config.RestartNeeded(old, cfg)
-	// Keep what cannot change at runtime as it is running.
-	cfg.Listen, cfg.HTTP, cfg.PIDFile, cfg.Realm = old.Listen, old.HTTP, old.PIDFile, old.Realm
-	cfg.Relay.Address, cfg.Relay.ExternalAddress = old.Relay.Address, old.Relay.ExternalAddress
-	cfg.Relay.MinPort, cfg.Relay.MaxPort = old.Relay.MinPort, old.Relay.MaxPort
-	cfg.Limits.PermissionLifetime, cfg.Limits.ChannelLifetime = old.Limits.PermissionLifetime, old.Limits.ChannelLifetime
+	cfg, restartNeeded = config.Reload(*s.cfg.Load(), cfg)
 	if err := s.apply(cfg); err != nil {
 		s.obs.Reloaded(false)
 		return restartNeeded, fmt.Errorf("reload: %w", err)

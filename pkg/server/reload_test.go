@@ -128,7 +128,7 @@ func TestReloadRestartNeeded(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reload: %v", err)
 	}
-	if want := []string{"listen.udp", "listen.tcp", "relay.min_port"}; !slices.Equal(restart, want) {
+	if want := []string{"realm", "listen.udp", "listen.tcp", "relay.min_port"}; !slices.Equal(restart, want) {
 		t.Errorf("restart needed for %q, want %q", restart, want)
 	}
 	if got, want := obs.Reloads(), []bool{true}; !slices.Equal(got, want) {
