@@ -14,16 +14,11 @@ import (
 	"time"
 
 	oklog "github.com/oklog/run"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/drain"
 	"github.com/turnd/turnd/pkg/httpapi"
-	"github.com/turnd/turnd/pkg/metrics"
 	"github.com/turnd/turnd/pkg/server"
-	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // serve runs turnd until its drain ends; the exit code is 0 for any stop
@@ -49,78 +44,27 @@ func serve(path string, _, stderr io.Writer) int {
 	log, level := newLogger(logOut, cfg.Log.Format, cfg.Log.Level)
 	logOut.ReportDropsTo(log)
 	startProfiler(log)
-	started := time.Now()
-	// Before the first socket is bound, so every listener and relay socket
-	// counts against the raised limit.
-	nofile := raiseOpenFiles(log)
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(goCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), logOut.collector())
-
-	// The registry exists before both the drain (which waits on it) and the
-	// server (which fills it), so neither needs the other to be built first.
-	registry := allocation.NewRegistry(allocation.Limits{})
-	notifier := newNotifier(log)
-	drainStarted := make(chan struct{})
-	report := drainReporter(log, notifier, registry.Expiry, drainStarted)
-	// The server resolves alternate servers' names when a drain starts; a
-	// change it has not read yet already says "look again".
-	drainChanged := make(chan struct{}, 1)
-	machine := drain.New(drain.Config{
-		Delay:       cfg.Drain.Delay,
-		Timeout:     cfg.Drain.Timeout,
-		Allocations: registry,
-		OnChange: func(st drain.Status) {
-			report(st)
-			select {
-			case drainChanged <- struct{}{}:
-			default:
-			}
-		},
-	})
-	totals := &traffic.Counters{}
-	m, err := metrics.New(reg, metrics.Sources{Allocations: registry.ByTransport, Drain: machine.Status, Traffic: totals})
-	if err != nil {
-		log.Error("register metrics", "err", err)
-		return 1
-	}
-	srv, err := server.New(server.Options{
-		Config: cfg, Logger: log, Observer: m, Registry: registry, Traffic: totals, Accepting: machine.Accepting,
-		DrainChanged: drainChanged,
-	})
+	d, err := build(cfg, log, logOut)
 	if err != nil {
 		log.Error("start", "err", err)
 		return 1
 	}
-
-	// Problems turnd runs with but an operator should fix: logged now and
-	// listed in /status, where a dashboard or `turnd status` shows them.
-	var warnings []string
-	if w := ephemeralOverlap(cfg.Relay, readEphemeralRange); w != "" {
-		log.Warn(w)
-		warnings = append(warnings, w)
-	}
-
-	var httpLn net.Listener
-	if cfg.HTTP.Address != "" {
-		if httpLn, err = net.Listen("tcp", cfg.HTTP.Address); err != nil {
-			log.Error("start", "err", fmt.Errorf("listen http %s: %w", cfg.HTTP.Address, err))
-			_ = srv.Close()
-			return 1
-		}
-	}
-	if httpLn != nil {
-		srv.AddOwnAddress(httpLn.Addr())
-	}
 	if cfg.PIDFile != "" {
-		if err := os.WriteFile(cfg.PIDFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
-			log.Error("start", "err", fmt.Errorf("write pidfile: %w", err))
-			_ = srv.Close()
-			return 1
-		}
 		defer os.Remove(cfg.PIDFile)
 	}
+	reportCapacity(log, d.nofile, cfg.Relay)
+	announce(log, cfg, path, d.srv, d.httpLn)
+	d.notifier.ready()
+	if actor, err := d.run(sigs, func() { reload(path, d.srv, log, level) }); actor != "drain" {
+		log.Error("stopped", "component", actor, "err", err)
+		return 1
+	}
+	return 0
+}
 
+// run runs the components as one actor group until the first returns, and
+// says which one that was and its error; only the drain ending is a clean stop.
+func (d *daemon) run(sigs osSignals, reloadFile func()) (actor string, err error) {
 	// The process is one oklog/run group: the first actor to return
 	// interrupts all the others, and Run waits for every one of them.
 	var g oklog.Group
@@ -137,7 +81,7 @@ func serve(path string, _, stderr io.Writer) int {
 	// take seconds, and a SIGTERM sent meanwhile must start the drain at once.
 	reloadStop := make(chan struct{})
 	g.Add(named("reload", func() error {
-		watchReloads(sigs.reload, reloadStop, func() { reload(path, srv, log, level) })
+		watchReloads(sigs.reload, reloadStop, reloadFile)
 		return nil
 	}), func(error) { close(reloadStop); signal.Stop(sigs.reload) })
 
@@ -145,15 +89,7 @@ func serve(path string, _, stderr io.Writer) int {
 	// it returns: the TURN sockets and /readyz must stay up for the whole drain.
 	drainCtx, cancelDrain := context.WithCancel(context.Background())
 	g.Add(named("drain", func() error {
-		res := machine.Run(drainCtx, signals)
-		if res.Reason == drain.DeadlineExpired && res.Remaining > 0 {
-			m.ForceClosed(res.Remaining)
-			srv.SetShutdownReason(server.EndDrainDeadline)
-			log.Warn("drain deadline passed: closing remaining allocations", "allocations", res.Remaining)
-		}
-		log.Info("drain complete", "reason", res.Reason.String(), "trigger", res.Trigger.String(),
-			"allocations_at_start", res.AtStart, "drained", max(0, res.AtStart-res.Remaining),
-			"force_closed", res.Remaining, "duration", res.Duration.Round(time.Millisecond))
+		d.drain(drainCtx, signals)
 		return nil
 	}), func(error) { cancelDrain() })
 
@@ -162,52 +98,67 @@ func serve(path string, _, stderr io.Writer) int {
 	g.Add(named("drain-progress", func() error {
 		ticker := time.NewTicker(drainLogInterval)
 		defer ticker.Stop()
-		drainProgress{log: log, status: machine.Status, count: registry.Count, expiry: registry.Expiry, now: time.Now}.
-			run(drainStarted, progressStop, ticker.C)
+		drainProgress{log: d.log, status: d.machine.Status, count: d.registry.Count, expiry: d.registry.Expiry, now: time.Now}.
+			run(d.drainStarted, progressStop, ticker.C)
 		return nil
 	}), func(error) { close(progressStop) })
 
-	// TURN: closing it ends every allocation, so it runs until the drain is over.
+	// TURN: closing it ends every allocation, so it runs until the drain is
+	// over, unless a socket it serves dies first.
 	g.Add(named("turn", func() error {
-		<-srv.Done()
-		return errors.New("turn server stopped")
+		select {
+		case err := <-d.srv.Failed():
+			return err
+		case <-d.srv.Done():
+			return errors.New("turn server stopped")
+		}
 	}), func(error) {
-		if err := srv.Close(); err != nil {
-			log.Warn("close", "err", err)
+		if err := d.srv.Close(); err != nil {
+			d.log.Warn("close", "err", err)
 		}
 	})
 
 	// HTTP: probes and metrics answer throughout the drain (readiness 503).
-	if httpLn != nil {
-		limits := httpapi.DefaultLimits()
-		hs := httpapi.NewServer(httpapi.New(httpapi.Options{
-			Version: version, Started: started, Allocations: registry.ByTransport, Expiry: registry.Expiry,
-			Traffic: totals, Drain: machine.Status, Gatherer: reg, Warnings: warnings,
-			Admin: httpapi.Admin{
-				TokenFile: cfg.HTTP.AdminTokenFile, Sessions: srv.Sessions, Usage: srv.Usage, Disconnect: srv.Disconnect,
-				Problem: func(err error) { log.Warn("admin request refused", "err", err) },
-			},
-		}), limits)
-		g.Add(named("http", func() error {
-			if err := hs.Serve(httpapi.LimitListener(httpLn, limits.MaxConns)); !errors.Is(err, http.ErrServerClosed) {
-				return fmt.Errorf("serve http: %w", err)
-			}
-			return nil
-		}), func(error) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			_ = hs.Shutdown(ctx)
-		})
+	if d.httpLn != nil {
+		d.addHTTP(&g)
 	}
+	return firstStopped(g.Run())
+}
 
-	reportCapacity(log, nofile, cfg.Relay)
-	announce(log, cfg, path, srv, httpLn)
-	notifier.ready()
-	if actor, err := firstStopped(g.Run()); actor != "drain" {
-		log.Error("stopped", "component", actor, "err", err)
-		return 1
+// drain runs the drain to its end and logs how it went.
+func (d *daemon) drain(ctx context.Context, signals <-chan drain.Signal) {
+	res := d.machine.Run(ctx, signals)
+	if res.Reason == drain.DeadlineExpired && res.Remaining > 0 {
+		d.metrics.ForceClosed(res.Remaining)
+		d.srv.SetShutdownReason(server.EndDrainDeadline)
+		d.log.Warn("drain deadline passed: closing remaining allocations", "allocations", res.Remaining)
 	}
-	return 0
+	d.log.Info("drain complete", "reason", res.Reason.String(), "trigger", res.Trigger.String(),
+		"allocations_at_start", res.AtStart, "drained", max(0, res.AtStart-res.Remaining),
+		"force_closed", res.Remaining, "duration", res.Duration.Round(time.Millisecond))
+}
+
+// addHTTP adds the probes, metrics and /status server to g.
+func (d *daemon) addHTTP(g *oklog.Group) {
+	limits := httpapi.DefaultLimits()
+	hs := httpapi.NewServer(httpapi.New(httpapi.Options{
+		Version: version, Started: d.started, Allocations: d.registry.ByTransport, Expiry: d.registry.Expiry,
+		Traffic: d.totals, Drain: d.machine.Status, Gatherer: d.reg, Warnings: d.warnings,
+		Admin: httpapi.Admin{
+			TokenFile: d.cfg.HTTP.AdminTokenFile, Sessions: d.srv.Sessions, Usage: d.srv.Usage, Disconnect: d.srv.Disconnect,
+			Problem: func(err error) { d.log.Warn("admin request refused", "err", err) },
+		},
+	}), limits)
+	g.Add(named("http", func() error {
+		if err := hs.Serve(httpapi.LimitListener(d.httpLn, limits.MaxConns)); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve http: %w", err)
+		}
+		return nil
+	}), func(error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(ctx)
+	})
 }
 
 // announce logs where turnd listens, and with the demo config how to try it.

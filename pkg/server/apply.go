@@ -54,7 +54,7 @@ func (s *Server) apply(cfg config.Config) error {
 	if cert != nil {
 		s.cert.Store(cert)
 	}
-	s.registry.SetLimits(limitsOf(cfg))
+	s.registry.SetLimits(AllocationLimits(cfg))
 	s.alts.set(alts)
 	s.streams.limits.Store(&connLimits{perIP: cfg.Limits.ConnectionsPerIP, total: cfg.Limits.Connections})
 	if s.gate != nil {
@@ -154,7 +154,9 @@ func defaultLifetime(cfg config.Config) time.Duration {
 	return min(10*time.Minute, grantableLifetime(cfg.Limits.MaxLifetime))
 }
 
-func limitsOf(cfg config.Config) allocation.Limits {
+// AllocationLimits are the allocation quotas cfg sets (limits.total_allocations,
+// user_allocations, ip_allocations), as the registry applies them.
+func AllocationLimits(cfg config.Config) allocation.Limits {
 	return allocation.Limits{
 		Total: cfg.Limits.TotalAllocations, PerUser: cfg.Limits.UserAllocations, PerIP: cfg.Limits.IPAllocations,
 	}

@@ -22,3 +22,10 @@ func (s *Server) SetAuthLogClock(now func() time.Time) {
 
 // AuthLogPerSecond is the failed-authentication log limit.
 const AuthLogPerSecond = authLogPerSecond
+
+// BreakUDPSocket closes the first client-facing UDP socket under pion's read
+// loop, as a failing socket would end it.
+func (s *Server) BreakUDPSocket() error { return s.udp[0].Close() }
+
+// BreakTCPListener closes the first TCP listener under pion's accept loop.
+func (s *Server) BreakTCPListener() error { return s.tcp[0].Close() }

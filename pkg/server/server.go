@@ -93,6 +93,7 @@ type Server struct {
 	shutdownReason atomic.Pointer[string] // see SetShutdownReason
 	load           throughput             // for limits.total_bps
 
+	loops     *loopWatch
 	closeOnce sync.Once
 	closed    chan struct{}
 }
@@ -107,10 +108,11 @@ func New(opts Options) (*Server, error) {
 		accepting: opts.Accepting,
 		registry:  opts.Registry,
 		authLog:   newLogLimit(authLogPerSecond, nil),
+		loops:     newLoopWatch(),
 		closed:    make(chan struct{}),
 	}
 	if s.registry == nil {
-		s.registry = allocation.NewRegistry(limitsOf(cfg))
+		s.registry = allocation.NewRegistry(AllocationLimits(cfg))
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -308,7 +310,7 @@ func (s *Server) startTURN(cfg config.Config) error {
 			return err
 		}
 		pcs = append(pcs, turn.PacketConnConfig{
-			PacketConn:            gated,
+			PacketConn:            watchedPacketConn{PacketConn: gated, w: s.loops},
 			RelayAddressGenerator: s.relayGenerator(c, hint),
 			PermissionHandler:     s.permit,
 		})
@@ -320,7 +322,7 @@ func (s *Server) startTURN(cfg config.Config) error {
 			gen = s.streamGenerator()
 		}
 		lcs = append(lcs, turn.ListenerConfig{
-			Listener:              gate.Listener(ln, s.gate, tlsHandshakeTimeout, s.streamFastPath),
+			Listener:              watchedListener{Listener: gate.Listener(ln, s.gate, tlsHandshakeTimeout, s.streamFastPath), w: s.loops},
 			RelayAddressGenerator: gen,
 			PermissionHandler:     s.permit,
 		})
@@ -403,6 +405,11 @@ func (s *Server) answerPending() {
 // Done is closed once Close has run.
 func (s *Server) Done() <-chan struct{} { return s.closed }
 
+// Failed delivers the error of the first UDP socket or TCP/TLS listener
+// that stopped serving before Close: the server no longer answers there, so
+// the process should stop rather than look healthy.
+func (s *Server) Failed() <-chan error { return s.loops.failed }
+
 // Close stops serving and ends every allocation at once. The drain calls it
 // only when it is over (no allocations left, or its deadline passed).
 // Requests pion is handling are answered first, for at most answerGrace:
@@ -410,6 +417,8 @@ func (s *Server) Done() <-chan struct{} { return s.closed }
 func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		// Before any socket closes: the read errors that follow are ours.
+		s.loops.closing.Store(true)
 		s.answerPending()
 		s.registry.MarkAllEnding(s.shutdownReasonOr(EndShutdown))
 		err = s.turn.Close()

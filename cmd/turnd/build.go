@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/turnd/turnd/pkg/allocation"
+	"github.com/turnd/turnd/pkg/config"
+	"github.com/turnd/turnd/pkg/drain"
+	"github.com/turnd/turnd/pkg/metrics"
+	"github.com/turnd/turnd/pkg/server"
+	"github.com/turnd/turnd/pkg/traffic"
+)
+
+// daemon is turnd's components, built and bound, before any of them runs.
+type daemon struct {
+	cfg      config.Config
+	log      *slog.Logger
+	started  time.Time
+	nofile   uint64
+	reg      *prometheus.Registry
+	registry *allocation.Registry
+	notifier *notifier
+	// drainStarted is closed when the drain starts, for drain-progress.
+	drainStarted chan struct{}
+	machine      *drain.Machine
+	metrics      *metrics.Metrics
+	totals       *traffic.Counters
+	srv          *server.Server
+	httpLn       net.Listener // nil: no HTTP listener
+	// warnings are problems turnd runs with, listed in /status.
+	warnings []string
+}
+
+// build creates turnd's components and binds every socket; on error nothing
+// is left open. The pidfile, if any, is written last.
+func build(cfg config.Config, log *slog.Logger, logOut *logWriter) (*daemon, error) {
+	d := &daemon{cfg: cfg, log: log, started: time.Now(), notifier: newNotifier(log), drainStarted: make(chan struct{})}
+	// Before the first socket is bound, so every listener and relay socket
+	// counts against the raised limit.
+	d.nofile = raiseOpenFiles(log)
+	d.reg = prometheus.NewRegistry()
+	d.reg.MustRegister(goCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), logOut.collector())
+
+	// The registry exists before both the drain (which waits on it) and the
+	// server (which fills it), so neither needs the other to be built first.
+	d.registry = allocation.NewRegistry(server.AllocationLimits(cfg))
+	report := drainReporter(log, d.notifier, d.registry.Expiry, d.drainStarted)
+	// The server resolves alternate servers' names when a drain starts; a
+	// change it has not read yet already says "look again".
+	drainChanged := make(chan struct{}, 1)
+	d.machine = drain.New(drain.Config{
+		Delay:       cfg.Drain.Delay,
+		Timeout:     cfg.Drain.Timeout,
+		Allocations: d.registry,
+		OnChange: func(st drain.Status) {
+			report(st)
+			select {
+			case drainChanged <- struct{}{}:
+			default:
+			}
+		},
+	})
+	d.totals = &traffic.Counters{}
+	var err error
+	d.metrics, err = metrics.New(d.reg, metrics.Sources{Allocations: d.registry.ByTransport, Drain: d.machine.Status, Traffic: d.totals})
+	if err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
+	}
+	d.srv, err = server.New(server.Options{
+		Config: cfg, Logger: log, Observer: d.metrics, Registry: d.registry, Traffic: d.totals,
+		Accepting: d.machine.Accepting, DrainChanged: drainChanged,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := d.bindRest(); err != nil {
+		_ = d.srv.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// bindRest opens what comes after the TURN server: the HTTP listener and
+// the pidfile.
+func (d *daemon) bindRest() error {
+	// Problems turnd runs with but an operator should fix: logged now and
+	// listed in /status, where a dashboard or `turnd status` shows them.
+	if w := ephemeralOverlap(d.cfg.Relay, readEphemeralRange); w != "" {
+		d.log.Warn(w)
+		d.warnings = append(d.warnings, w)
+	}
+	if a := d.cfg.HTTP.Address; a != "" {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			return fmt.Errorf("listen http %s: %w", a, err)
+		}
+		d.httpLn = ln
+		d.srv.AddOwnAddress(ln.Addr())
+	}
+	if d.cfg.PIDFile != "" {
+		if err := os.WriteFile(d.cfg.PIDFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+			if d.httpLn != nil {
+				_ = d.httpLn.Close()
+			}
+			return fmt.Errorf("write pidfile: %w", err)
+		}
+	}
+	return nil
+}
