@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +18,8 @@ import (
 // TestProxyProtocolV2: coturn's uclient over TCP and over TLS, from
 // 127.0.0.7, reaches turnd through a PROXY-v2 proxy on 127.0.0.1 and
 // relays every message; turnd logs its allocations under 127.0.0.7, answers
-// a Binding with it and counts its live allocation in /status; a header
+// a Binding with it, counts its live allocation in /status and lists it
+// under 127.0.0.7 in /sessions; a header
 // sent from an untrusted address is refused and counted.
 func TestProxyProtocolV2(t *testing.T) {
 	certFile, keyFile := selfSigned(t)
@@ -25,6 +28,11 @@ func TestProxyProtocolV2(t *testing.T) {
 	cfg.TLS.CertFile, cfg.TLS.KeyFile = certFile, keyFile
 	cfg.Listen.ProxyProtocol.Listeners = []string{"127.0.0.1:0"}
 	cfg.Listen.ProxyProtocol.Trusted = []string{"127.0.0.1/32"}
+	tokenFile := filepath.Join(t.TempDir(), "admin-token")
+	if err := os.WriteFile(tokenFile, []byte("e2e-proxy-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg.HTTP.AdminTokenFile = tokenFile
 	srv := start(t, cfg)
 	tcpProxy := testproxy.PROXY(t, srv.TCP, 2)
 	tlsProxy := testproxy.PROXY(t, srv.TLS, 2)
@@ -62,6 +70,10 @@ func TestProxyProtocolV2(t *testing.T) {
 	c.MustAllocate()
 	if tcp := srv.status()["allocations"].(map[string]any)["by_transport"].(map[string]any)["tcp"]; tcp != float64(1) {
 		t.Errorf("/status tcp allocations %v, want 1", tcp)
+	}
+	code, out := runTurnd(t, "sessions", "--http", srv.HTTP, "--token-file", tokenFile, "--json")
+	if code != 0 || !strings.Contains(out, `"client": "127.0.0.7:`) {
+		t.Errorf("turnd sessions through the proxy: exit %d, want the client 127.0.0.7:\n%s", code, out)
 	}
 
 	// A client pretending to be a proxy.
