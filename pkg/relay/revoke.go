@@ -14,13 +14,34 @@ import (
 // cannot refresh them: the peer filter refuses). What the fast path no
 // longer takes goes to pion and out through Conn.WriteTo, where
 // Options.Forbidden must then refuse the peer as well.
+//
+// RFC 6062 relays lose their mirrored permissions to denied peers, and
+// their peer connections to them are closed (pion then closes the client's
+// data connection); tcpListener.Accept refuses new ones.
 func (g *Generator) Revoke(denied func(netip.Addr) bool) (permissions, channels int) {
 	g.mu.Lock()
 	conns := make([]*Conn, 0, len(g.live))
 	for _, c := range g.live {
 		conns = append(conns, c)
 	}
+	var peers []*peerConn
+	for _, r := range g.tcp {
+		for a := range r.perms {
+			if denied(a) {
+				delete(r.perms, a)
+				permissions++
+			}
+		}
+		for pc := range r.conns {
+			if denied(pc.peer) {
+				peers = append(peers, pc)
+			}
+		}
+	}
 	g.mu.Unlock()
+	for _, pc := range peers {
+		_ = pc.Close()
+	}
 	for _, c := range conns {
 		p, ch := c.revoke(denied)
 		permissions += p

@@ -35,7 +35,8 @@ type tcpRelay struct {
 	hasClient bool
 	perms     map[netip.Addr]struct{}
 	chans     map[uint16]struct{}
-	pending   int // peer connections dialling or waiting for ConnectionBind
+	pending   int                    // peer connections dialling or waiting for ConnectionBind
+	conns     map[*peerConn]struct{} // open peer connections, for Revoke
 }
 
 // AllocateListener implements turn.RelayAddressGenerator for RFC 6062 TCP relays.
@@ -113,12 +114,25 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.g.startConnect(l.key) != nil {
+		// pion would offer a peer a reload denied to the client while its
+		// own permission lasts.
+		if l.g.forbiddenTCP(c.RemoteAddr()) {
 			_ = c.Close()
 			continue
 		}
-		return &peerConn{Conn: c, end: func() { l.g.endConnect(l.key) }}, nil
+		r, err := l.g.startConnect(l.key)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		return l.g.adopt(l.key, r, c), nil
 	}
+}
+
+// forbiddenTCP reports whether the Forbidden option refuses a TCP peer.
+func (g *Generator) forbiddenTCP(addr net.Addr) bool {
+	ta, ok := addr.(*net.TCPAddr)
+	return ok && g.opts.Forbidden != nil && g.opts.Forbidden(unmap(ta.AddrPort()))
 }
 
 func (l *tcpListener) Close() error {
@@ -151,10 +165,11 @@ func (g *Generator) AllocateConn(conf turn.AllocateConnConfig) (net.Conn, error)
 		// A Connect on a UDP allocation (RFC 6062 §5.2: the gate answers it 400).
 		return nil, fmt.Errorf("connect from relay %v: %w", conf.LocalAddr, ErrNotTracked)
 	}
-	if ra, ok := conf.RemoteAddr.(*net.TCPAddr); ok && g.opts.Forbidden != nil && g.opts.Forbidden(unmap(ra.AddrPort())) {
+	if g.forbiddenTCP(conf.RemoteAddr) {
 		return nil, fmt.Errorf("connect to %v: %w", conf.RemoteAddr, ErrForbiddenPeer)
 	}
-	if err := g.startConnect(k); err != nil {
+	r, err := g.startConnect(k)
+	if err != nil {
 		return nil, fmt.Errorf("connect from relay %v: %w", conf.LocalAddr, err)
 	}
 	timeout := g.opts.ConnectTimeout
@@ -164,44 +179,68 @@ func (g *Generator) AllocateConn(conf turn.AllocateConnConfig) (net.Conn, error)
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: bind, Port: k.port}, Control: reuseport.Control, Timeout: timeout}
 	conn, err := d.Dial(conf.Network, conf.RemoteAddr.String())
 	if err != nil {
-		g.endConnect(k)
+		g.endConnect(k, r)
 		return nil, fmt.Errorf("connect tcp relay to peer: %w", err)
 	}
-	return &peerConn{Conn: conn, end: func() { g.endConnect(k) }}, nil
+	return g.adopt(k, r, conn), nil
 }
 
-// startConnect counts a Connect against its allocation's bound.
-func (g *Generator) startConnect(k liveKey) error {
+// startConnect counts a Connect against its allocation's bound and returns
+// the allocation it was counted on.
+func (g *Generator) startConnect(k liveKey) (*tcpRelay, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	r := g.tcp[k]
 	switch {
 	case r == nil:
-		return ErrNotTracked
+		return nil, ErrNotTracked
 	case r.pending >= MaxPendingConnects:
-		return ErrTooManyConnects
+		return nil, ErrTooManyConnects
 	}
 	r.pending++
-	return nil
+	return r, nil
 }
 
-// endConnect is a Connect no longer pending: failed, bound or closed.
-func (g *Generator) endConnect(k liveKey) {
+// endConnect is a Connect counted on r no longer pending: failed, bound or
+// closed. A connection outliving its allocation must not free a place of
+// the port's next allocation.
+func (g *Generator) endConnect(k liveKey, r *tcpRelay) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if r := g.tcp[k]; r != nil && r.pending > 0 {
+	if g.tcp[k] == r && r.pending > 0 {
 		r.pending--
 	}
 }
 
-// peerConn is a Connect's peer connection; it stops being pending when pion
-// starts copying it (after ConnectionBind) or closes it (bind timeout,
-// allocation gone).
+// adopt wraps a peer connection counted on r and records it, so that
+// Revoke can close it.
+func (g *Generator) adopt(k liveKey, r *tcpRelay, c net.Conn) *peerConn {
+	pc := &peerConn{Conn: c, g: g, k: k, r: r}
+	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		pc.peer = unmap(ta.AddrPort()).Addr()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r.conns == nil {
+		r.conns = make(map[*peerConn]struct{})
+	}
+	r.conns[pc] = struct{}{}
+	return pc
+}
+
+// peerConn is a Connect's or an accepted peer connection; it stops being
+// pending when pion starts copying it (after ConnectionBind) or closes it
+// (bind timeout, allocation gone).
 type peerConn struct {
 	net.Conn
-	end  func()
+	g    *Generator
+	k    liveKey
+	r    *tcpRelay
+	peer netip.Addr
 	once sync.Once
 }
+
+func (c *peerConn) end() { c.g.endConnect(c.k, c.r) }
 
 func (c *peerConn) Read(p []byte) (int, error) {
 	c.once.Do(c.end)
@@ -215,6 +254,9 @@ func (c *peerConn) Write(p []byte) (int, error) {
 
 func (c *peerConn) Close() error {
 	c.once.Do(c.end)
+	c.g.mu.Lock()
+	delete(c.r.conns, c)
+	c.g.mu.Unlock()
 	return c.Conn.Close()
 }
 
