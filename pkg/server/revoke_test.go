@@ -2,9 +2,13 @@ package server_test
 
 import (
 	"bytes"
+	"errors"
 	"net"
+	"os"
 	"testing"
 	"time"
+
+	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/testturn"
 )
@@ -113,5 +117,69 @@ func TestReloadDenyingAPeerStopsLiveRelaying(t *testing.T) {
 	}
 	if before := frameFrom(t, c, []byte("from kept")); len(before) > 0 {
 		t.Fatalf("the client still got %d frames from the denied peer: %q", len(before), before)
+	}
+}
+
+// TestReloadDenyingAPeerReachesTCPRelays: an RFC 6062 allocation's data
+// connection to a peer a reload denies is closed, and a new connection
+// from that peer is closed before the client is offered it
+// (ConnectionAttempt); another permitted peer is still offered.
+func TestReloadDenyingAPeerReachesTCPRelays(t *testing.T) {
+	s := start(t, testOptions())
+	peer, accepted := acceptingPeer(t)
+	c := dial(t, s, "tcp")
+	resp := c.AllocateTCP()
+	wantCode(t, c, resp, 0, "tcp allocation")
+	relayAddr := testturn.Relayed(t, resp)
+	for _, ip := range []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 2)} {
+		if code := c.Permit(&net.UDPAddr{IP: ip}); code != 0 {
+			t.Fatalf("permission to %v: %d", ip, code)
+		}
+	}
+	resp = c.Connect(peer)
+	wantCode(t, c, resp, 0, "Connect")
+	id, err := resp.Get(stun.AttrConnectionID)
+	if err != nil {
+		t.Fatalf("no CONNECTION-ID: %v", err)
+	}
+	select {
+	case <-accepted:
+	case <-time.After(waitTimeout):
+		t.Fatal("peer saw no connection")
+	}
+	data := dial(t, s, "tcp")
+	wantCode(t, data, data.Request(stun.MethodConnectionBind, testturn.RawAttr(stun.AttrConnectionID, id)), 0, "ConnectionBind")
+
+	next := s.Config()
+	next.Peers.Denied = []string{"127.0.0.1"}
+	if _, err := s.Reload(next); err != nil {
+		t.Fatal(err)
+	}
+	if !data.WaitClosed(5 * time.Second) {
+		t.Fatal("data connection to the denied peer still open 5 s after the reload")
+	}
+
+	relay := &net.TCPAddr{IP: relayAddr.IP, Port: relayAddr.Port}
+	from := func(ip net.IP) net.Conn {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: ip}}
+		pc, err := d.Dial("tcp4", relay.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pc.Close() })
+		return pc
+	}
+	denied := from(net.IPv4(127, 0, 0, 1))
+	_ = denied.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := denied.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("new connection from the denied peer: read %v, want it closed", err)
+	}
+	from(net.IPv4(127, 0, 0, 2))
+	var offered stun.XORMappedAddress
+	if err := offered.GetFromAs(c.Indication(stun.MethodConnectionAttempt, waitTimeout), stun.AttrXORPeerAddress); err != nil {
+		t.Fatalf("ConnectionAttempt without XOR-PEER-ADDRESS: %v", err)
+	}
+	if !offered.IP.Equal(net.IPv4(127, 0, 0, 2)) {
+		t.Fatalf("client offered a connection from %v, want 127.0.0.2", offered.IP)
 	}
 }
