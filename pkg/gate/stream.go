@@ -393,6 +393,9 @@ func (c *streamConn) offer(frame []byte) (taken bool) {
 }
 
 // inspect runs a STUN frame through the gate; a panic there drops the frame.
+// The gate gets the connection's own address object, not RemoteAddr's
+// copy (kept for pion, see RemoteAddr): a Send indication the fast path
+// leaves costs no allocation.
 func (c *streamConn) inspect(frame []byte) (out []byte, v Verdict) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -400,7 +403,7 @@ func (c *streamConn) inspect(frame []byte) (out []byte, v Verdict) {
 			out, v = nil, Answered
 		}
 	}()
-	return c.g.Inspect(frame, c.RemoteAddr(), c.LocalAddr(), c)
+	return c.g.Inspect(frame, c.Conn.RemoteAddr(), c.LocalAddr(), c)
 }
 
 // readRaw serves a data connection: leftover buffered bytes first, then the socket.
