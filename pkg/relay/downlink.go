@@ -141,19 +141,28 @@ func (d *downlink) serve() (err error) {
 	return d.rc.Read(d.poll)
 }
 
-// recovered cleans up after a panic in round, which holds mu.
+// recovered cleans up after a panic in round, which holds mu. A relay
+// socket that panicked leaves the set and is closed: left open, its
+// allocation would live on without ever relaying a peer's datagram again,
+// where closing it ends the allocation (pion's read loop) and its client
+// notices.
 func (d *downlink) recovered(v any) {
+	var broken *Conn
 	if d.inRound {
 		if w := d.at(d.cur); w.conn != nil || w.ready != nil {
 			d.unwatch(d.cur)
 			if w.released != nil {
 				w.released()
 			}
+			broken = w.conn
 		}
 		d.lanes = nil // their batches point into the ring: start afresh
 		d.used = 0
 		d.inRound = false
 		d.mu.Unlock()
+	}
+	if broken != nil {
+		_ = broken.Close() // takes mu: after the unlock
 	}
 	if d.gen.opts.Panicked != nil {
 		d.gen.opts.Panicked(v)
@@ -191,6 +200,7 @@ func (d *downlink) round(uintptr) bool {
 				d.unwatch(fd)
 			}
 		}
+		d.cur = -1 // a panic in flush is no descriptor's
 		d.flush()
 		d.inRound = false
 		d.mu.Unlock()
@@ -216,7 +226,10 @@ func (d *downlink) round(uintptr) bool {
 // uplink until the kernel dropped datagrams (uclient -t -m 200 -n 3000).
 func (d *downlink) readSocket(c *Conn, behind bool) {
 	if d.used+perSocket > d.ring.Len() {
+		cur := d.cur
+		d.cur = -1 // a panic in flush is not c's
 		d.flush()
+		d.cur = cur
 	}
 	var (
 		n   int
