@@ -1,19 +1,26 @@
 package relay
 
 import (
+	"context"
 	"errors"
+	"io"
 	"net"
+	"strconv"
 	"testing"
 
+	"github.com/pion/transport/v5/reuseport"
 	"github.com/pion/turn/v5"
 )
 
 func freePortRange(t *testing.T, n int) (int, int) {
 	t.Helper()
 	// Find n consecutive free UDP ports by probing; good enough on a quiet test host.
+	// TCP too, as TCP relays listen: a relay port whose peer connection the
+	// relay closed stays in TIME_WAIT for a minute after a test.
+	lc := net.ListenConfig{Control: reuseport.Control}
 	for base := 40000; base < 60000; base += n + 7 {
 		ok := true
-		var held []*net.UDPConn
+		var held []io.Closer
 		for p := base; p < base+n; p++ {
 			c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p})
 			if err != nil {
@@ -21,6 +28,12 @@ func freePortRange(t *testing.T, n int) (int, int) {
 				break
 			}
 			held = append(held, c)
+			l, err := lc.Listen(context.Background(), "tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+			if err != nil {
+				ok = false
+				break
+			}
+			held = append(held, l)
 		}
 		for _, c := range held {
 			c.Close()
