@@ -128,7 +128,7 @@ type trackedListener struct {
 // pion's accept loop.
 func (l *trackedListener) Accept() (net.Conn, error) {
 	for {
-		c, err := l.Listener.Accept()
+		c, err := l.acceptRaw()
 		if err != nil {
 			return nil, err
 		}
