@@ -37,6 +37,25 @@ func lockUDPAddress(addr string) (*addrLock, error) {
 	return &addrLock{fd: fd}, nil
 }
 
+// probeUDPAddress refuses an address that overlaps one another process
+// serves: the lock is named after the literal address, so a turnd on
+// 127.0.0.1:3478 takes another lock than one on 0.0.0.0:3478, and
+// SO_REUSEPORT would let it bind and take the loopback clients. A socket
+// bound like the group's but without SO_REUSEPORT fails on any overlap,
+// wildcard or specific, either way round; it runs before this process's
+// own sockets bind, so it finds only others'.
+func probeUDPAddress(addr string) error {
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		if errors.Is(err, unix.EADDRINUSE) {
+			return fmt.Errorf("listen udp %s: %w (another socket serves an overlapping address on its port)",
+				addr, ErrAddressServed)
+		}
+		return fmt.Errorf("probe udp %s: %w", addr, err)
+	}
+	return pc.Close()
+}
+
 // Close lets go of the lock.
 func (l *addrLock) Close() error { return unix.Close(l.fd) }
 

@@ -201,19 +201,25 @@ func (s *Server) bind(cfg config.Config) error {
 	if n == 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
+	// Before the first socket binds: a second turnd must not join the
+	// group even for a moment, as that re-hashes the first one's flows, and
+	// the overlap probe must find none of this process's own sockets.
+	// A port 0 address is new by construction and locked once bound, so a
+	// third process told the chosen port is refused too.
 	for _, addr := range cfg.Listen.UDP {
-		// Before the first socket binds: a second turnd must not join the
-		// group even for a moment, as that re-hashes the first one's flows.
-		// A port 0 address is new by construction and locked once bound,
-		// so a third process told the chosen port is refused too.
-		key, fixed := lockKey(addr)
-		if fixed {
+		if key, fixed := lockKey(addr); fixed {
 			l, err := lockUDPAddress(key)
 			if err != nil {
 				return err
 			}
 			s.locks = append(s.locks, l)
+			if err := probeUDPAddress(key); err != nil {
+				return err
+			}
 		}
+	}
+	for _, addr := range cfg.Listen.UDP {
+		_, fixed := lockKey(addr)
 		group, err := listenUDPGroup(addr, n, cfg.Listen.SocketBuffer)
 		if err != nil {
 			return err
