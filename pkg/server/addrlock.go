@@ -47,11 +47,9 @@ func lockUDPAddress(addr string) (*addrLock, error) {
 func probeUDPAddress(addr string) error {
 	pc, err := net.ListenPacket("udp", addr)
 	if err != nil {
-		if errors.Is(err, unix.EADDRINUSE) {
-			return fmt.Errorf("listen udp %s: %w (another socket serves an overlapping address on its port)",
-				addr, ErrAddressServed)
-		}
-		return fmt.Errorf("probe udp %s: %w", addr, err)
+		// Any process's socket, not only a turnd's: net's error says
+		// "address already in use", which is what the operator must read.
+		return fmt.Errorf("probe udp %s for an overlapping address: %w", addr, err)
 	}
 	return pc.Close()
 }
