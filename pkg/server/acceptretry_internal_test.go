@@ -80,3 +80,26 @@ func TestNextAcceptBackoff(t *testing.T) {
 		t.Fatalf("backoff %v, want 5ms doubling up to %v", got, maxAcceptBackoff)
 	}
 }
+
+// TestAcceptReturnsPermanentErrors: a listener that was shut down (EINVAL
+// from accept) is dead, and the error must reach the server so that turnd
+// reports it instead of retrying for ever.
+func TestAcceptReturnsPermanentErrors(t *testing.T) {
+	einval := &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EINVAL)}
+	fl := &failingListener{errs: []error{einval}, closed: make(chan struct{})}
+	ln := (&streamConns{}).track(fl)
+	done := make(chan error, 1)
+	go func() {
+		_, err := ln.Accept()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, syscall.EINVAL) {
+			t.Fatalf("Accept: %v, want EINVAL", err)
+		}
+	case <-time.After(5 * time.Second):
+		_ = ln.Close()
+		t.Fatal("Accept retried a shut-down listener's error")
+	}
+}
