@@ -9,9 +9,7 @@ import (
 // server, speaks TLS. The listening port alone cannot tell: a shared port
 // (listen.tcp_tls) serves both on one address.
 func (g *Gate) StreamTLS(client, server net.Addr) bool {
-	g.streams.mu.Lock()
-	c, ok := g.streams.m[tupleOf(client, server)]
-	g.streams.mu.Unlock()
+	c, ok := g.streams.get(client, server)
 	if !ok {
 		return false
 	}

@@ -27,6 +27,14 @@ func (t *streamTable) put(client, server net.Addr, c *streamConn) {
 	t.mu.Unlock()
 }
 
+// get returns the live connection of a 5-tuple.
+func (t *streamTable) get(client, server net.Addr) (*streamConn, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.m[tupleOf(client, server)]
+	return c, ok
+}
+
 func (t *streamTable) drop(client, server net.Addr, c *streamConn) {
 	k := tupleOf(client, server)
 	t.mu.Lock()
@@ -58,9 +66,7 @@ func (g *Gate) Stream(client, server net.Addr) (io.Writer, bool) {
 // that reads a plain TCP connection from now on (see Reactor); a TLS
 // connection stays with its own goroutine.
 func (g *Gate) Allocated(client, server net.Addr, r Reactor) {
-	g.streams.mu.Lock()
-	c, ok := g.streams.m[tupleOf(client, server)]
-	g.streams.mu.Unlock()
+	c, ok := g.streams.get(client, server)
 	if !ok {
 		return
 	}
@@ -87,9 +93,7 @@ func (g *Gate) Released(client, server net.Addr) {
 	if idle <= 0 {
 		return
 	}
-	g.streams.mu.Lock()
-	c, ok := g.streams.m[tupleOf(client, server)]
-	g.streams.mu.Unlock()
+	c, ok := g.streams.get(client, server)
 	if !ok {
 		return
 	}
