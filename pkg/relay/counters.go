@@ -76,7 +76,9 @@ func (t *tally) flush(c *traffic.Counters) {
 	t.from.publish(&c.FromPeerPackets, &c.FromPeerBytes)
 }
 
-// Usage is one allocation's traffic since its relay socket opened.
+// Usage is one allocation's traffic since its relay socket opened. For an
+// RFC 6062 relay, packets are the reads and writes of its peer connections'
+// byte streams, and RateLimited stays 0: past max_bps they wait, not drop.
 type Usage struct {
 	ToPeerPackets, ToPeerBytes     uint64
 	FromPeerPackets, FromPeerBytes uint64

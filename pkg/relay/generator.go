@@ -57,6 +57,10 @@ type Generator struct {
 	up          shardedMap[upKey, upRoute]
 	byClient    shardedMap[clientKey, *Conn] // for Send indications
 
+	// tcpEnded keeps the traffic of RFC 6062 relays whose listener closed
+	// until pion reports their deletion (tcpusage.go); made on first use.
+	tcpEnded map[liveKey]*tcpTraffic
+
 	// servers numbers turnd's addresses (UDP sockets' and TCP or TLS
 	// connections' local addresses) for the fast path's keys (serverID):
 	// a handful, one per listen address and local IP; under mu.

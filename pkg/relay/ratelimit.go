@@ -43,9 +43,12 @@ func (b *bucket) allow(n int, g *Generator) bool {
 	}
 }
 
-// SetRate holds the allocation whose UDP relay was advertised as relayAddr
+// SetRate holds the allocation whose relay was advertised as relayAddr
 // to bps bits per second each way (0: unlimited), from its next packet on.
 func (g *Generator) SetRate(relayAddr net.Addr, bps int64) error {
+	if k, ok := tcpKey(relayAddr); ok {
+		return g.tcpSetRate(k, relayAddr, bps)
+	}
 	ua, ok := relayAddr.(*net.UDPAddr)
 	if !ok {
 		return fmt.Errorf("set rate of relay %v: %w", relayAddr, ErrNotTracked)

@@ -70,6 +70,10 @@ func (g *Generator) awaitingReport(c *Conn) {
 // last in the report: pion's goroutine for the relay socket then changes
 // the allocation's client address object.
 func (g *Generator) Deleted(relayAddr net.Addr) {
+	if k, ok := tcpKey(relayAddr); ok {
+		g.tcpDeleted(k)
+		return
+	}
 	ua, ok := relayAddr.(*net.UDPAddr)
 	if !ok {
 		return

@@ -37,6 +37,7 @@ type tcpRelay struct {
 	chans     map[uint16]struct{}
 	pending   int                    // peer connections dialling or waiting for ConnectionBind
 	conns     map[*peerConn]struct{} // open peer connections, for Revoke
+	traffic   *tcpTraffic            // their bytes and rate (tcpusage.go)
 }
 
 // AllocateListener implements turn.RelayAddressGenerator for RFC 6062 TCP relays.
@@ -64,8 +65,9 @@ func (g *Generator) AllocateListener(conf turn.AllocateListenerConfig) (net.List
 	if err != nil {
 		return nil, nil, fmt.Errorf("allocate tcp relay: %w", err)
 	}
-	return &tcpListener{Listener: ln, g: g, key: key},
-		&net.TCPAddr{IP: external, Port: ln.Addr().(*net.TCPAddr).Port}, nil
+	tl := &tcpListener{Listener: ln, g: g, key: key}
+	g.setListener(key, tl)
+	return tl, &net.TCPAddr{IP: external, Port: ln.Addr().(*net.TCPAddr).Port}, nil
 }
 
 // claimTCP takes port k for a TCP relay if no relay of any kind holds it.
@@ -75,7 +77,7 @@ func (g *Generator) claimTCP(k liveKey) bool {
 	if g.live[k] != nil || g.held[k] != nil || g.tcp[k] != nil {
 		return false
 	}
-	g.tcp[k] = &tcpRelay{}
+	g.tcp[k] = &tcpRelay{traffic: newTCPTraffic()}
 	return true
 }
 
@@ -85,6 +87,9 @@ func (g *Generator) releaseTCP(k liveKey) {
 	defer g.mu.Unlock()
 	if r := g.tcp[k]; r != nil && r.hasClient && g.tcpByClient[r.client] == r {
 		delete(g.tcpByClient, r.client)
+	}
+	if r := g.tcp[k]; r != nil {
+		g.retireTCP(k, r)
 	}
 	delete(g.tcp, k)
 }
@@ -215,7 +220,7 @@ func (g *Generator) endConnect(k liveKey, r *tcpRelay) {
 // adopt wraps a peer connection counted on r and records it, so that
 // Revoke can close it.
 func (g *Generator) adopt(k liveKey, r *tcpRelay, c net.Conn) *peerConn {
-	pc := &peerConn{Conn: c, g: g, k: k, r: r}
+	pc := &peerConn{Conn: c, g: g, k: k, r: r, traffic: r.traffic}
 	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		pc.peer = unmap(ta.AddrPort()).Addr()
 	}
@@ -238,18 +243,26 @@ type peerConn struct {
 	r    *tcpRelay
 	peer netip.Addr
 	once sync.Once
+	// traffic counts and paces the bytes (tcpusage.go); nil: not counted.
+	traffic *tcpTraffic
 }
 
 func (c *peerConn) end() { c.g.endConnect(c.k, c.r) }
 
 func (c *peerConn) Read(p []byte) (int, error) {
 	c.once.Do(c.end)
-	return c.Conn.Read(p)
+	if c.traffic == nil {
+		return c.Conn.Read(p)
+	}
+	return c.readCounted(p)
 }
 
 func (c *peerConn) Write(p []byte) (int, error) {
 	c.once.Do(c.end)
-	return c.Conn.Write(p)
+	if c.traffic == nil {
+		return c.Conn.Write(p)
+	}
+	return c.writeCounted(p)
 }
 
 func (c *peerConn) Close() error {

@@ -5,10 +5,13 @@ import (
 	"net"
 )
 
-// Usage returns the traffic of the UDP relay socket advertised as
-// relayAddr: live, or closed and awaiting pion's deletion report, whose
+// Usage returns the traffic of the relay advertised as relayAddr (UDP
+// socket or RFC 6062 listener): live, or closed and awaiting pion's deletion report, whose
 // handler reads the final figures this way before calling Deleted.
 func (g *Generator) Usage(relayAddr net.Addr) (Usage, error) {
+	if k, ok := tcpKey(relayAddr); ok {
+		return g.tcpUsage(k, relayAddr)
+	}
 	ua, ok := relayAddr.(*net.UDPAddr)
 	if !ok {
 		return Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
@@ -26,11 +29,14 @@ func (g *Generator) Usage(relayAddr net.Addr) (Usage, error) {
 	return c.tally.usage(), nil
 }
 
-// Disconnect ends the allocation whose UDP relay was advertised as
-// relayAddr: its socket closes, so data stops at once both ways, and pion's
+// Disconnect ends the allocation whose relay was advertised as relayAddr
+// (an RFC 6062 relay: see tcpDisconnect). A UDP relay's socket closes, so data stops at once both ways, and pion's
 // goroutine for the socket, woken by the close, deletes the allocation
 // (its client's next request gets 437) and reports the deletion.
 func (g *Generator) Disconnect(relayAddr net.Addr) error {
+	if k, ok := tcpKey(relayAddr); ok {
+		return g.tcpDisconnect(k, relayAddr)
+	}
 	ua, ok := relayAddr.(*net.UDPAddr)
 	if !ok {
 		return fmt.Errorf("disconnect relay %v: %w", relayAddr, ErrNotTracked)

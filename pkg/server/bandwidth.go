@@ -23,7 +23,7 @@ func rateFor(l config.Limits, user string) int64 {
 func (s *Server) applyRates() {
 	l := s.cfg.Load().Limits
 	for _, info := range s.registry.List("") {
-		_ = s.relay.SetRate(info.Relay, rateFor(l, info.User)) // gone meanwhile, or an RFC 6062 relay: nothing to hold
+		_ = s.relay.SetRate(info.Relay, rateFor(l, info.User)) // gone meanwhile: nothing to hold
 	}
 }
 

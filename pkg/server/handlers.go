@@ -181,8 +181,8 @@ func (s *Server) events() turn.EventHandler {
 			if !ok {
 				return
 			}
-			s.gate.Released(src, dst)         // a TCP/TLS connection left idle is closed in time
-			u, _ := s.relay.Usage(info.Relay) // zero for RFC 6062 TCP relays: not counted
+			s.gate.Released(src, dst) // a TCP/TLS connection left idle is closed in time
+			u, _ := s.relay.Usage(info.Relay)
 			s.logUsage(info, u, endReason(info, src))
 			// Last: src may be the object the relay retires (relay/retire.go).
 			s.relay.Deleted(info.Relay)

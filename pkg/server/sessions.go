@@ -10,7 +10,7 @@ import (
 func (s *Server) Sessions(user string) []allocation.Info { return s.registry.List(user) }
 
 // Usage returns the traffic so far of the allocation whose relay is
-// info.Relay; zero for relays the fast path does not count (RFC 6062).
+// info.Relay.
 func (s *Server) Usage(info allocation.Info) relay.Usage {
 	u, _ := s.relay.Usage(info.Relay)
 	return u

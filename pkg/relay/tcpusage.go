@@ -1,0 +1,215 @@
+package relay
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"time"
+)
+
+// The traffic of RFC 6062 relays: pion copies each bound peer connection
+// to and from the client's data connection itself, through the peerConn
+// turnd handed it, so that is where turnd counts and paces the bytes. A
+// byte stream cannot drop what is past max_bps as a datagram relay does;
+// its reads and writes wait instead, which TCP's flow control passes back
+// to the sender.
+
+// tcpTraffic is what the peer connections of one RFC 6062 relay share.
+// It outlives the relay's table entry until pion reports the allocation
+// deleted, whose handler reads the final figures (Usage).
+type tcpTraffic struct {
+	tally            tally
+	toRate, fromRate bucket
+	ln               *tcpListener // closed by Disconnect; nil until AllocateListener returns it
+	gone             chan struct{}
+	goneOnce         sync.Once
+}
+
+func newTCPTraffic() *tcpTraffic { return &tcpTraffic{gone: make(chan struct{})} }
+
+// end stops the relay's traffic: pacing waits return, and reads and writes fail.
+func (t *tcpTraffic) end() { t.goneOnce.Do(func() { close(t.gone) }) }
+
+func (t *tcpTraffic) ended() bool {
+	select {
+	case <-t.gone:
+		return true
+	default:
+		return false
+	}
+}
+
+// minTCPChunk is the smallest piece a paced peer connection reads or
+// writes at once: smaller would cost a system call per few packets.
+const minTCPChunk = 1024
+
+// chunk bounds one read or write of a paced connection to what the rate
+// lets through in burstAllowance, so the pace is smooth at low rates;
+// unlimited connections take p whole.
+func (b *bucket) chunk(p []byte) []byte {
+	bps := b.bps.Load()
+	if bps <= 0 {
+		return p
+	}
+	return p[:min(len(p), max(minTCPChunk, int(bps/8*int64(burstAllowance)/int64(time.Second))))]
+}
+
+// debt charges n bytes and returns how long their sender must wait for
+// the traffic to fit the rate, past the bucket's burst allowance.
+func (b *bucket) debt(n int, g *Generator) time.Duration {
+	bps := b.bps.Load()
+	if bps <= 0 {
+		return 0
+	}
+	now := int64(time.Since(g.epoch))
+	cost := int64(n) * 8 * int64(time.Second) / bps
+	for {
+		tat := b.tat.Load()
+		next := max(tat, now) + cost
+		if b.tat.CompareAndSwap(tat, next) {
+			return max(0, time.Duration(next-now)-burstAllowance)
+		}
+	}
+}
+
+// pace waits out the debt of n bytes at b, or until the relay ends.
+func (c *peerConn) pace(b *bucket, n int) error {
+	wait := b.debt(n, c.g)
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-c.traffic.gone:
+		return net.ErrClosed
+	}
+}
+
+// readCounted reads from the peer, counts what came and paces it.
+func (c *peerConn) readCounted(p []byte) (int, error) {
+	if c.traffic.ended() {
+		return 0, net.ErrClosed
+	}
+	n, err := c.Conn.Read(c.traffic.fromRate.chunk(p))
+	if n > 0 {
+		c.traffic.tally.fromPeer(c.g.opts.Counters, n)
+		if perr := c.pace(&c.traffic.fromRate, n); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	return n, err
+}
+
+// writeCounted paces p to the peer, in chunks, and counts what went.
+func (c *peerConn) writeCounted(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		if c.traffic.ended() {
+			return written, net.ErrClosed
+		}
+		chunk := c.traffic.toRate.chunk(p)
+		if err := c.pace(&c.traffic.toRate, len(chunk)); err != nil {
+			return written, err
+		}
+		n, err := c.Conn.Write(chunk)
+		if n > 0 {
+			c.traffic.tally.toPeer(c.g.opts.Counters, n)
+		}
+		written += n
+		if err != nil {
+			return written, err
+		}
+		p = p[n:]
+	}
+	return written, nil
+}
+
+// trafficOf returns the shared traffic of the live RFC 6062 relay k.
+func (g *Generator) trafficOf(k liveKey) *tcpTraffic {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r := g.tcp[k]; r != nil {
+		return r.traffic
+	}
+	return nil
+}
+
+// tcpTrafficOf finds the traffic of relay k, live or awaiting its deletion report.
+func (g *Generator) tcpTrafficOf(k liveKey) *tcpTraffic {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r := g.tcp[k]; r != nil {
+		return r.traffic
+	}
+	return g.tcpEnded[k]
+}
+
+// retireTCP keeps the traffic of relay k, whose listener closed, for its
+// deletion report; under g.mu.
+func (g *Generator) retireTCP(k liveKey, r *tcpRelay) {
+	if r.traffic == nil {
+		return
+	}
+	r.traffic.end()
+	if g.tcpEnded == nil {
+		g.tcpEnded = make(map[liveKey]*tcpTraffic)
+	}
+	g.tcpEnded[k] = r.traffic
+}
+
+// tcpDeleted forgets relay k's traffic once pion reported its deletion.
+func (g *Generator) tcpDeleted(k liveKey) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.tcpEnded, k)
+}
+
+// setListener records relay k's listener, for Disconnect.
+func (g *Generator) setListener(k liveKey, l *tcpListener) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r := g.tcp[k]; r != nil && r.traffic != nil {
+		r.traffic.ln = l
+	}
+}
+
+func (g *Generator) tcpUsage(k liveKey, relayAddr net.Addr) (Usage, error) {
+	t := g.tcpTrafficOf(k)
+	if t == nil {
+		return Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
+	}
+	return t.tally.usage(), nil
+}
+
+func (g *Generator) tcpSetRate(k liveKey, relayAddr net.Addr, bps int64) error {
+	t := g.trafficOf(k)
+	if t == nil {
+		return fmt.Errorf("set rate of relay %v: %w", relayAddr, ErrNotTracked)
+	}
+	t.toRate.bps.Store(bps)
+	t.fromRate.bps.Store(bps)
+	return nil
+}
+
+// tcpDisconnect ends relay k: its peer connections stop at once, and its
+// listener closes, which pion's accept loop takes as the allocation's end
+// (it deletes it, closes its connections and reports the deletion).
+func (g *Generator) tcpDisconnect(k liveKey, relayAddr net.Addr) error {
+	g.mu.Lock()
+	r := g.tcp[k]
+	g.mu.Unlock()
+	if r == nil || r.traffic == nil {
+		return fmt.Errorf("disconnect relay %v: %w", relayAddr, ErrNotTracked)
+	}
+	g.mu.Lock()
+	ln := r.traffic.ln
+	g.mu.Unlock()
+	if ln == nil {
+		return fmt.Errorf("disconnect relay %v: %w", relayAddr, ErrNotTracked)
+	}
+	r.traffic.end()
+	return ln.Close()
+}
