@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"maps"
 	"net/netip"
 	"slices"
@@ -224,7 +225,23 @@ func (c Config) checkHTTP(v *validator) {
 	if c.HTTP.Address != "" {
 		v.addIf("http.address", checkHostPort(c.HTTP.Address, 0))
 	}
+	seen := make(map[string]bool, len(c.HTTP.MetricsUsers))
+	for i, u := range c.HTTP.MetricsUsers {
+		path := fmt.Sprintf("http.metrics_users[%d]", i)
+		switch {
+		case u == "":
+			v.add(path, "must not be empty")
+		case u == OtherUsers:
+			v.add(path, "%q is the label of every user not listed", OtherUsers)
+		case seen[u]:
+			v.add(path, "%q is listed twice", u)
+		}
+		seen[u] = true
+	}
 }
+
+// OtherUsers is the user label of the traffic of users not in http.metrics_users.
+const OtherUsers = "other"
 
 func (c Config) checkLog(v *validator) {
 	switch c.Log.Level {

@@ -231,6 +231,13 @@ type HTTP struct {
 	// It is read on every admin request, so a rotated Secret applies
 	// without a restart. Default "": the admin endpoints are off (404).
 	AdminTokenFile string `yaml:"admin_token_file"`
+	// MetricsUsers are the users whose relayed traffic /metrics labels by
+	// name (turnd_user_bytes_total{user,direction} and _packets_total);
+	// every other user's is summed under user="other", so the series stay
+	// as few as the list. Names are as in usage records (REST credentials:
+	// the part after the expiry). Read at start. Default empty: no
+	// per-user metrics.
+	MetricsUsers []string `yaml:"metrics_users"`
 }
 
 // ServesTLS reports whether any listener speaks TLS, so a certificate is needed.

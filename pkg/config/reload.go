@@ -53,6 +53,7 @@ func setOnce() []onceSetting {
 		value("limits.channel_lifetime", func(c *Config) *time.Duration { return &c.Limits.ChannelLifetime }),
 		value("http.address", func(c *Config) *string { return &c.HTTP.Address }),
 		value("http.admin_token_file", func(c *Config) *string { return &c.HTTP.AdminTokenFile }),
+		list("http.metrics_users", func(c *Config) *[]string { return &c.HTTP.MetricsUsers }),
 		value("pidfile", func(c *Config) *string { return &c.PIDFile }),
 	}
 }
