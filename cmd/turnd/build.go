@@ -81,6 +81,12 @@ func build(cfg config.Config, log *slog.Logger, logOut *logWriter) (*daemon, err
 	if err != nil {
 		return nil, err
 	}
+	if len(cfg.HTTP.MetricsUsers) > 0 {
+		if err := metrics.RegisterUsers(d.reg, d.srv.UserTraffic); err != nil {
+			_ = d.srv.Close()
+			return nil, fmt.Errorf("register user metrics: %w", err)
+		}
+	}
 	if err := d.bindRest(); err != nil {
 		_ = d.srv.Close()
 		return nil, err

@@ -92,6 +92,7 @@ type Server struct {
 
 	shutdownReason atomic.Pointer[string] // see SetShutdownReason
 	load           throughput             // for limits.total_bps
+	users          *userTraffic           // for http.metrics_users
 
 	loops     *loopWatch
 	closeOnce sync.Once
@@ -110,6 +111,7 @@ func New(opts Options) (*Server, error) {
 		authLog:   newLogLimit(authLogPerSecond, nil),
 		loops:     newLoopWatch(),
 		closed:    make(chan struct{}),
+		users:     newUserTraffic(cfg.HTTP.MetricsUsers),
 	}
 	if s.registry == nil {
 		s.registry = allocation.NewRegistry(AllocationLimits(cfg))

@@ -36,6 +36,7 @@ func endReason(info allocation.Info, src net.Addr) string {
 // logUsage writes the allocation's usage record: one line with who used
 // which relay, for how long, how much, and why it ended.
 func (s *Server) logUsage(info allocation.Info, u relay.Usage, reason string) {
+	s.users.add(info.User, u) // for http.metrics_users
 	s.log.Info("allocation deleted", "user", info.User, "client", addrText(info.Client),
 		"transport", info.Transport.String(), "relay", addrText(info.Relay),
 		"start", info.Created.UTC().Format(time.RFC3339Nano), "duration", time.Since(info.Created).Round(time.Millisecond),

@@ -1,0 +1,105 @@
+package server
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/turnd/turnd/pkg/config"
+	"github.com/turnd/turnd/pkg/relay"
+)
+
+// userTraffic sums relayed traffic per labelled user (http.metrics_users)
+// and under config.OtherUsers for everyone else, so the series stay as few
+// as the list. It adds up usage records and live allocations' counters at
+// scrape time: nothing per packet.
+type userTraffic struct {
+	users []string // fixed at start; nil: off
+	mu    sync.Mutex
+	ended map[string]relay.Usage // by label: allocations that ended
+	// shown is what the last scrape reported: an allocation between its
+	// removal from the registry and its usage record is in neither sum,
+	// and a counter must not go back.
+	shown map[string]relay.Usage
+}
+
+func newUserTraffic(users []string) *userTraffic {
+	if len(users) == 0 {
+		return &userTraffic{}
+	}
+	return &userTraffic{users: slices.Clone(users), ended: map[string]relay.Usage{}, shown: map[string]relay.Usage{}}
+}
+
+func (t *userTraffic) label(user string) string {
+	if slices.Contains(t.users, user) {
+		return user
+	}
+	return config.OtherUsers
+}
+
+// add counts an ended allocation's usage.
+func (t *userTraffic) add(user string, u relay.Usage) {
+	if t.users == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := t.label(user)
+	t.ended[l] = sum(t.ended[l], u)
+}
+
+func sum(a, b relay.Usage) relay.Usage {
+	return relay.Usage{
+		ToPeerPackets: a.ToPeerPackets + b.ToPeerPackets, ToPeerBytes: a.ToPeerBytes + b.ToPeerBytes,
+		FromPeerPackets: a.FromPeerPackets + b.FromPeerPackets, FromPeerBytes: a.FromPeerBytes + b.FromPeerBytes,
+		Permissions: a.Permissions + b.Permissions, Channels: a.Channels + b.Channels,
+		RateLimited: a.RateLimited + b.RateLimited,
+	}
+}
+
+// atLeast is a with each field raised to b's where b's is larger.
+func atLeast(a, b relay.Usage) relay.Usage {
+	return relay.Usage{
+		ToPeerPackets: max(a.ToPeerPackets, b.ToPeerPackets), ToPeerBytes: max(a.ToPeerBytes, b.ToPeerBytes),
+		FromPeerPackets: max(a.FromPeerPackets, b.FromPeerPackets), FromPeerBytes: max(a.FromPeerBytes, b.FromPeerBytes),
+		Permissions: max(a.Permissions, b.Permissions), Channels: max(a.Channels, b.Channels),
+		RateLimited: max(a.RateLimited, b.RateLimited),
+	}
+}
+
+// UserTraffic returns the traffic relayed so far for each user in
+// http.metrics_users and, under config.OtherUsers, everyone else: ended
+// allocations' plus live ones'. nil when http.metrics_users is empty.
+// Each figure only grows from one call to the next.
+func (s *Server) UserTraffic() map[string]relay.Usage {
+	return s.users.snapshot(func(each func(user string, u relay.Usage)) {
+		for _, info := range s.registry.List("") {
+			u, _ := s.relay.Usage(info.Relay)
+			each(info.User, u)
+		}
+	})
+}
+
+// snapshot sums the ended allocations' usage and the live ones' that live
+// reports, by label.
+func (t *userTraffic) snapshot(live func(each func(user string, u relay.Usage))) map[string]relay.Usage {
+	if t.users == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]relay.Usage, len(t.users)+1)
+	for _, l := range append(slices.Clone(t.users), config.OtherUsers) {
+		out[l] = t.ended[l]
+	}
+	// Listed under the lock: an allocation is removed from the registry
+	// before add counts it, so it is never in both sums.
+	live(func(user string, u relay.Usage) {
+		l := t.label(user)
+		out[l] = sum(out[l], u)
+	})
+	for l, u := range out {
+		out[l] = atLeast(u, t.shown[l])
+		t.shown[l] = out[l]
+	}
+	return out
+}
