@@ -145,7 +145,7 @@ var specs = [...]spec{
 	{name: "prometheus", arg: argSwitch},
 	{name: "prometheus-port", arg: argOptional},
 	{name: "prometheus-address", arg: argOptional},
-	{name: "prometheus-username-labels", arg: argSwitch, sev: Warning, why: "turnd's metrics have no per-user labels"},
+	{name: "prometheus-username-labels", arg: argSwitch, sev: Warning, why: "turnd labels by name only the users listed in http.metrics_users (the rest as user=\"other\"), never every user"},
 	{name: "redis-statsdb", short: 'O', arg: argRequired, sev: Warning,
 		why: "turnd publishes no statistics to Redis: scrape /metrics (Prometheus) instead"},
 	{name: "no-cli", arg: argFlag, sev: Note, why: "turnd has no telnet CLI: nothing to switch off"},
