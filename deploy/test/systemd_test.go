@@ -110,3 +110,39 @@ func systemdSeconds(t *testing.T, span string) int64 {
 	}
 	return total
 }
+
+// TestSystemdAdminTokenFile: the example config's admin_token_file is the
+// file the systemd README creates, readable by group turnd (turnd runs as
+// user turnd); uncommented, the config passes check-config, and the unit's
+// sandbox does not hide the file.
+func TestSystemdAdminTokenFile(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "systemd", "turnd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?m)^  # admin_token_file: (\S+)$`)
+	m := line.FindSubmatch(data)
+	if m == nil {
+		t.Fatal("deploy/systemd/turnd.yaml has no commented http.admin_token_file example")
+	}
+	path := string(m[1])
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "systemd", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"umask 0027", "> " + path, "chgrp turnd " + path} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("deploy/systemd/README.md does not create %s with %q", path, want)
+		}
+	}
+	unit, err := os.ReadFile(unitFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hiding := range []string{"InaccessiblePaths=", "TemporaryFileSystem=", "LoadCredential="} {
+		if strings.Contains(string(unit), "\n"+hiding) {
+			t.Errorf("the unit has %s: check it leaves %s readable", hiding, path)
+		}
+	}
+	checkConfig(t, turndBin(t), "turnd.yaml", line.ReplaceAll(data, []byte("  admin_token_file: $1")), "192.0.2.1")
+}
