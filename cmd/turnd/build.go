@@ -82,7 +82,7 @@ func build(cfg config.Config, log *slog.Logger, logOut *logWriter) (*daemon, err
 		return nil, err
 	}
 	if len(cfg.HTTP.MetricsUsers) > 0 {
-		if err := metrics.RegisterUsers(d.reg, d.srv.UserTraffic); err != nil {
+		if err := metrics.RegisterUsers(d.reg, userMetrics(d.srv.UserTraffic)); err != nil {
 			_ = d.srv.Close()
 			return nil, fmt.Errorf("register user metrics: %w", err)
 		}

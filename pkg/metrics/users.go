@@ -1,16 +1,19 @@
 package metrics
 
-import (
-	"github.com/prometheus/client_golang/prometheus"
+import "github.com/prometheus/client_golang/prometheus"
 
-	"github.com/turnd/turnd/pkg/relay"
-)
+// UserTraffic is what one user label relayed so far.
+type UserTraffic struct {
+	ToPeerPackets, ToPeerBytes     uint64
+	FromPeerPackets, FromPeerBytes uint64
+	RateLimited                    uint64 // datagrams dropped past limits.max_bps
+}
 
 // usersCollector reports relayed traffic per user label at scrape time.
 // The labels are what the source returns: turnd's server gives the users
 // of http.metrics_users and "other", never one label per REST username.
 type usersCollector struct {
-	traffic     func() map[string]relay.Usage
+	traffic     func() map[string]UserTraffic
 	bytes, pkts *prometheus.Desc
 	rateLimited *prometheus.Desc
 }
@@ -19,7 +22,7 @@ type usersCollector struct {
 // turnd_user_packets_total{user,direction} and
 // turnd_user_rate_limited_total{user} on reg, read from traffic (relayed so
 // far by user label, each figure only growing) when scraped.
-func RegisterUsers(reg prometheus.Registerer, traffic func() map[string]relay.Usage) error {
+func RegisterUsers(reg prometheus.Registerer, traffic func() map[string]UserTraffic) error {
 	return reg.Register(&usersCollector{
 		traffic: traffic,
 		bytes: prometheus.NewDesc("turnd_user_bytes_total",

@@ -9,6 +9,7 @@ import (
 	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/testturn"
+	"github.com/turnd/turnd/pkg/relay"
 	"github.com/turnd/turnd/pkg/server"
 )
 
@@ -61,6 +62,23 @@ func pass(t *testing.T, w, r net.Conn, n int) {
 	}
 }
 
+// awaitToPeer returns demo's live usage once n bytes to the peer are
+// counted, or after waitTimeout. The relay counts a write to the peer as it
+// returns, which the peer's read may beat, and no event says when: so the
+// test looks again, bounded.
+func awaitToPeer(t *testing.T, s *server.Server, n uint64) relay.Usage {
+	t.Helper()
+	sessions := s.Sessions("demo")
+	if len(sessions) != 1 {
+		t.Fatalf("sessions of demo: %+v", sessions)
+	}
+	u := s.Usage(sessions[0])
+	for deadline := time.Now().Add(waitTimeout); u.ToPeerBytes < n && time.Now().Before(deadline); u = s.Usage(sessions[0]) {
+		time.Sleep(time.Millisecond)
+	}
+	return u
+}
+
 // TestRFC6062RelayUsageAndDisconnect: an RFC 6062 relay's bytes each way
 // show in /sessions while it lives and in its usage record; Disconnect ends
 // it at once (its data connection closes, its next Refresh gets 437).
@@ -72,11 +90,7 @@ func TestRFC6062RelayUsageAndDisconnect(t *testing.T) {
 	pass(t, p.data.Conn(), p.peer, 3000)
 	pass(t, p.peer, p.data.Conn(), 5000)
 
-	sessions := s.Sessions("demo")
-	if len(sessions) != 1 {
-		t.Fatalf("sessions of demo: %+v", sessions)
-	}
-	if u := s.Usage(sessions[0]); u.ToPeerBytes != 3000 || u.FromPeerBytes != 5000 || u.ToPeerPackets == 0 || u.FromPeerPackets == 0 {
+	if u := awaitToPeer(t, s, 3000); u.ToPeerBytes != 3000 || u.FromPeerBytes != 5000 || u.ToPeerPackets == 0 || u.FromPeerPackets == 0 {
 		t.Fatalf("live usage %+v, want 3000 bytes to the peer and 5000 from it", u)
 	}
 	if n := s.Disconnect("demo", "", "test"); n != 1 {
@@ -103,6 +117,7 @@ func TestRFC6062RelayUsageOnRelease(t *testing.T) {
 	p := openTCPPipe(t, s, "demo")
 	pass(t, p.data.Conn(), p.peer, 1200)
 	pass(t, p.peer, p.data.Conn(), 700)
+	awaitToPeer(t, s, 1200)
 	if code := p.control.Refresh(0); code != 0 {
 		t.Fatalf("refresh 0: %d", code)
 	}

@@ -22,7 +22,14 @@ func TestUserMetricsLabelOnlyListedUsers(t *testing.T) {
 	records := usageLog(&opts)
 	s := start(t, opts)
 	reg := prometheus.NewRegistry()
-	if err := metrics.RegisterUsers(reg, s.UserTraffic); err != nil {
+	if err := metrics.RegisterUsers(reg, func() map[string]metrics.UserTraffic {
+		out := map[string]metrics.UserTraffic{}
+		for user, u := range s.UserTraffic() {
+			out[user] = metrics.UserTraffic{ToPeerPackets: u.ToPeerPackets, ToPeerBytes: u.ToPeerBytes,
+				FromPeerPackets: u.FromPeerPackets, FromPeerBytes: u.FromPeerBytes, RateLimited: u.RateLimited}
+		}
+		return out
+	}); err != nil {
 		t.Fatal(err)
 	}
 	peer := echoPeer(t)
