@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"bufio"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -31,7 +33,7 @@ func TestKill9RestartOnSamePorts(t *testing.T) {
 	relayed(t, udp, peer)
 	tcp := testturn.Dial(t, "tcp", old.TCP, "demo", "demo")
 	relayed(t, tcp, peer)
-	old.get("/status") // leaves a kept-alive HTTP connection open
+	holdHTTPConnection(t, old.HTTP) // turnd closes it when it dies: a socket left closing
 
 	old.signal(syscall.SIGKILL)
 	if sig := old.killedBy(5 * time.Second); sig != syscall.SIGKILL {
@@ -63,6 +65,30 @@ func TestKill9RestartOnSamePorts(t *testing.T) {
 	if got := sumPrefix(restarted.scrape(), "turnd_allocations{"); got != 3 {
 		t.Errorf("allocations after restart = %v, want 3", got)
 	}
+}
+
+// holdHTTPConnection makes one keep-alive request on a connection of its
+// own and keeps that connection open, unread, until the test ends: the
+// shared HTTP client's pool may close or reuse a kept-alive connection, and
+// a connection turnd has fully read is closed with a FIN (not a reset) when
+// turnd dies, so its side lingers in FIN-WAIT on turnd's port.
+func holdHTTPConnection(t *testing.T, addr string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("dial http: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Write([]byte("GET /healthz HTTP/1.1\r\nHost: turnd\r\n\r\n")); err != nil {
+		t.Fatalf("write http request: %v", err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("read http response: %v", err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 }
 
 // relayed allocates, permits peer and checks an echo comes back through the relay.
