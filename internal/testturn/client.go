@@ -329,14 +329,7 @@ func (c *Client) Echo(peer *net.UDPAddr, data string) bool {
 // 300 ms each).
 func (c *Client) EchoChannel(number uint16, data string) bool {
 	c.t.Helper()
-	size := 4 + len(data)
-	if c.stream {
-		size = (size + 3) &^ 3 // RFC 8656 §12.5: padded over TCP
-	}
-	msg := make([]byte, size)
-	binary.BigEndian.PutUint16(msg, number)
-	binary.BigEndian.PutUint16(msg[2:], uint16(len(data)))
-	copy(msg[4:], data)
+	msg := c.channelData(number, []byte(data))
 	for i := 0; i < 10; i++ {
 		if _, err := c.conn.Write(msg); err != nil {
 			c.t.Fatal(err)
@@ -389,15 +382,22 @@ func (c *Client) ChannelBind(number uint16, peer *net.UDPAddr) *stun.Message {
 // SendChannel sends data as ChannelData on channel number, without waiting.
 func (c *Client) SendChannel(number uint16, data []byte) {
 	c.t.Helper()
+	msg := c.channelData(number, data)
+	if _, err := c.conn.Write(msg); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// channelData frames data as ChannelData on channel number, padded to four
+// bytes over TCP and TLS (RFC 8656 §12.5).
+func (c *Client) channelData(number uint16, data []byte) []byte {
 	size := 4 + len(data)
 	if c.stream {
-		size = (size + 3) &^ 3 // RFC 8656 §12.5: padded over TCP
+		size = (size + 3) &^ 3
 	}
 	msg := make([]byte, size)
 	binary.BigEndian.PutUint16(msg, number)
 	binary.BigEndian.PutUint16(msg[2:], uint16(len(data)))
 	copy(msg[4:], data)
-	if _, err := c.conn.Write(msg); err != nil {
-		c.t.Fatal(err)
-	}
+	return msg
 }

@@ -136,12 +136,7 @@ func TestReloadDenyingAPeerReachesTCPRelays(t *testing.T) {
 			t.Fatalf("permission to %v: %d", ip, code)
 		}
 	}
-	resp = c.Connect(peer)
-	wantCode(t, c, resp, 0, "Connect")
-	id, err := resp.Get(stun.AttrConnectionID)
-	if err != nil {
-		t.Fatalf("no CONNECTION-ID: %v", err)
-	}
+	id := connectID(t, c, peer)
 	select {
 	case <-accepted:
 	case <-time.After(waitTimeout):

@@ -218,12 +218,7 @@ func TestDataConnectionEndsWithAllocation(t *testing.T) {
 	s := start(t, testOptions())
 	peer, accepted := acceptingPeer(t)
 	c := tcpRelayClient(t, s)
-	resp := c.Connect(peer)
-	wantCode(t, c, resp, 0, "Connect")
-	id, err := resp.Get(stun.AttrConnectionID)
-	if err != nil {
-		t.Fatalf("no CONNECTION-ID: %v", err)
-	}
+	id := connectID(t, c, peer)
 	select {
 	case <-accepted:
 	case <-time.After(waitTimeout):
@@ -246,13 +241,8 @@ func TestConnectionBindOnControlConnection(t *testing.T) {
 	s := start(t, testOptions())
 	peer, _ := acceptingPeer(t)
 	c := tcpRelayClient(t, s)
-	resp := c.Connect(peer)
-	wantCode(t, c, resp, 0, "Connect")
-	id, err := resp.Get(stun.AttrConnectionID)
-	if err != nil {
-		t.Fatalf("no CONNECTION-ID: %v", err)
-	}
-	resp = c.Request(stun.MethodConnectionBind, testturn.RawAttr(stun.AttrConnectionID, id))
+	id := connectID(t, c, peer)
+	resp := c.Request(stun.MethodConnectionBind, testturn.RawAttr(stun.AttrConnectionID, id))
 	wantCode(t, c, resp, 400, "ConnectionBind on the control connection")
 	if code := c.Refresh(time.Minute); code != 0 {
 		t.Fatalf("refresh after the refused bind: %d", code)
@@ -291,4 +281,17 @@ func TestPeerConnectsToTCPRelay(t *testing.T) {
 	if _, err := io.ReadFull(data.Conn(), got); err != nil || string(got) != "from the peer" {
 		t.Fatalf("client read %q (%v)", got, err)
 	}
+}
+
+// connectID has c Connect to peer (RFC 6062 §5.2) and returns the
+// CONNECTION-ID of the success, which a data connection binds.
+func connectID(t *testing.T, c *testturn.Client, peer net.Addr) []byte {
+	t.Helper()
+	resp := c.Connect(peer)
+	wantCode(t, c, resp, 0, "Connect")
+	id, err := resp.Get(stun.AttrConnectionID)
+	if err != nil {
+		t.Fatalf("no CONNECTION-ID: %v", err)
+	}
+	return id
 }
