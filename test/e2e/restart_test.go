@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -126,18 +128,17 @@ func eventuallyClosing(t *testing.T, ports ...int) bool {
 // TIME-WAIT, CLOSING, LAST-ACK), from /proc/net/tcp.
 func closingConns(t *testing.T, ports ...int) int {
 	t.Helper()
-	f, err := os.Open("/proc/net/tcp")
+	b, err := readProcNet("tcp")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	closing := map[string]bool{"04": true, "05": true, "06": true, "09": true, "0B": true}
 	want := make(map[string]bool)
 	for _, p := range ports {
 		want[strings.ToUpper(strconv.FormatInt(int64(p), 16))] = true
 	}
 	n := 0
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) < 4 {
@@ -149,4 +150,15 @@ func closingConns(t *testing.T, ports ...int) int {
 		}
 	}
 	return n
+}
+
+// readProcNet reads /proc/net/NAME as this process's own network namespace
+// sees it. /proc/net follows the main thread, which the browser tests may
+// have left in a namespace of their own (a locked thread that ends in a
+// namespace cannot be discarded when it is the main thread), so it reads
+// through a thread locked for the read, which is in the host's namespace.
+func readProcNet(name string) ([]byte, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return os.ReadFile("/proc/thread-self/net/" + name)
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -184,7 +183,7 @@ func countAnswers(c *net.UDPConn) (n int, last time.Time) {
 // /proc/net/udp) of the IPv4 UDP sockets bound to port.
 func udpDrops(t *testing.T, port int) int {
 	t.Helper()
-	b, err := os.ReadFile("/proc/net/udp")
+	b, err := readProcNet("udp")
 	if err != nil {
 		t.Fatalf("read kernel UDP drops: %v", err)
 	}
