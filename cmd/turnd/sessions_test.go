@@ -14,7 +14,7 @@ import (
 
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/httpapi"
-	"github.com/turnd/turnd/pkg/relay"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // adminServer serves the real admin endpoints over n fake allocations of
@@ -39,7 +39,7 @@ func adminServer(t *testing.T, n int, tokenFile string) (string, string, *[]stri
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Admin: httpapi.Admin{
 		TokenFile:  tokenFile,
 		Sessions:   func(string) []allocation.Info { return infos },
-		Usage:      func(allocation.Info) relay.Usage { return relay.Usage{ToPeerBytes: 1500, Channels: 1} },
+		Usage:      func(allocation.Info) traffic.Usage { return traffic.Usage{ToPeerBytes: 1500, Channels: 1} },
 		Disconnect: func(user, id, _ string) int { *asked = append(*asked, user+id); return len(infos) },
 	}}))
 	t.Cleanup(srv.Close)

@@ -2,12 +2,12 @@ package main
 
 import (
 	"github.com/turnd/turnd/pkg/metrics"
-	"github.com/turnd/turnd/pkg/relay"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // userMetrics adapts the server's per-user usage to what /metrics reports,
 // so the metrics package need not import the relay.
-func userMetrics(usage func() map[string]relay.Usage) func() map[string]metrics.UserTraffic {
+func userMetrics(usage func() map[string]traffic.Usage) func() map[string]metrics.UserTraffic {
 	return func() map[string]metrics.UserTraffic {
 		by := usage()
 		out := make(map[string]metrics.UserTraffic, len(by))

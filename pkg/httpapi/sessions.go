@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/turnd/turnd/pkg/allocation"
-	"github.com/turnd/turnd/pkg/relay"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // Admin is what the admin endpoints (/sessions, /sessions/disconnect) read
@@ -19,7 +19,7 @@ type Admin struct {
 	// Sessions lists live allocations of a user (all if ""), oldest first.
 	Sessions func(user string) []allocation.Info
 	// Usage returns an allocation's traffic so far.
-	Usage func(allocation.Info) relay.Usage
+	Usage func(allocation.Info) traffic.Usage
 	// Disconnect ends a user's allocations, or the one with relay address
 	// id, logs who asked (by), and returns how many it ended.
 	Disconnect func(user, id, by string) int
@@ -107,7 +107,7 @@ func (a *API) disconnect(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(Disconnected{Disconnected: n})
 }
 
-func sessionOf(info allocation.Info, u relay.Usage, now time.Time) Session {
+func sessionOf(info allocation.Info, u traffic.Usage, now time.Time) Session {
 	return Session{
 		ID: addrText(info.Relay), User: info.User, Client: addrText(info.Client), Transport: info.Transport.String(),
 		Relay: addrText(info.Relay), StartedAt: info.Created.UTC(), DurationSeconds: now.Sub(info.Created).Seconds(),

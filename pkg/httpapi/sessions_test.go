@@ -15,7 +15,7 @@ import (
 
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/httpapi"
-	"github.com/turnd/turnd/pkg/relay"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 const token = "s3cret-admin-token"
@@ -47,8 +47,8 @@ func adminAPI(t *testing.T, n int, asked *[]string) (*httpapi.API, string) {
 			}
 			return out
 		},
-		Usage: func(info allocation.Info) relay.Usage {
-			return relay.Usage{ToPeerBytes: uint64(info.Relay.(*net.UDPAddr).Port), Permissions: 1}
+		Usage: func(info allocation.Info) traffic.Usage {
+			return traffic.Usage{ToPeerBytes: uint64(info.Relay.(*net.UDPAddr).Port), Permissions: 1}
 		},
 		Disconnect: func(user, id, by string) int {
 			*asked = append(*asked, user+"|"+id+"|"+by)

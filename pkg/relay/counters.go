@@ -76,22 +76,8 @@ func (t *tally) flush(c *traffic.Counters) {
 	t.from.publish(&c.FromPeerPackets, &c.FromPeerBytes)
 }
 
-// Usage is one allocation's traffic since its relay socket opened. For an
-// RFC 6062 relay, packets are the reads and writes of its peer connections'
-// byte streams, and RateLimited stays 0: past max_bps they wait, not drop.
-type Usage struct {
-	ToPeerPackets, ToPeerBytes     uint64
-	FromPeerPackets, FromPeerBytes uint64
-	// Permissions and Channels count the permissions and channel bindings
-	// the allocation installed over its life, refreshes not counted again.
-	Permissions, Channels uint64
-	// RateLimited counts datagrams dropped, either way, because the
-	// allocation was past its max_bps.
-	RateLimited uint64
-}
-
-func (t *tally) usage() Usage {
-	return Usage{
+func (t *tally) usage() traffic.Usage {
+	return traffic.Usage{
 		ToPeerPackets: t.to.pkts.Load(), ToPeerBytes: t.to.bytes.Load(),
 		FromPeerPackets: t.from.pkts.Load(), FromPeerBytes: t.from.bytes.Load(),
 		Permissions: t.perms.Load(), Channels: t.chans.Load(), RateLimited: t.limited.Load(),

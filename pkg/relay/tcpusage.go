@@ -5,6 +5,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // The traffic of RFC 6062 relays: pion copies each bound peer connection
@@ -176,10 +178,10 @@ func (g *Generator) setListener(k liveKey, l *tcpListener) {
 	}
 }
 
-func (g *Generator) tcpUsage(k liveKey, relayAddr net.Addr) (Usage, error) {
+func (g *Generator) tcpUsage(k liveKey, relayAddr net.Addr) (traffic.Usage, error) {
 	t := g.tcpTrafficOf(k)
 	if t == nil {
-		return Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
+		return traffic.Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
 	}
 	return t.tally.usage(), nil
 }

@@ -3,18 +3,20 @@ package relay
 import (
 	"fmt"
 	"net"
+
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // Usage returns the traffic of the relay advertised as relayAddr (UDP
 // socket or RFC 6062 listener): live, or closed and awaiting pion's deletion report, whose
 // handler reads the final figures this way before calling Deleted.
-func (g *Generator) Usage(relayAddr net.Addr) (Usage, error) {
+func (g *Generator) Usage(relayAddr net.Addr) (traffic.Usage, error) {
 	if k, ok := tcpKey(relayAddr); ok {
 		return g.tcpUsage(k, relayAddr)
 	}
 	ua, ok := relayAddr.(*net.UDPAddr)
 	if !ok {
-		return Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
+		return traffic.Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
 	}
 	k := liveKey{v6: ua.IP.To4() == nil, port: ua.Port}
 	g.mu.Lock()
@@ -24,7 +26,7 @@ func (g *Generator) Usage(relayAddr net.Addr) (Usage, error) {
 	}
 	g.mu.Unlock()
 	if c == nil {
-		return Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
+		return traffic.Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
 	}
 	return c.tally.usage(), nil
 }

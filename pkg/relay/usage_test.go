@@ -39,7 +39,7 @@ func TestUsageCountsEachAllocationBothWays(t *testing.T) {
 	if err := r.gen.Permit(relayAddr, net.IPv4(127, 0, 0, 9), false); err != nil { // a refresh
 		t.Fatal(err)
 	}
-	want := Usage{ToPeerPackets: ups, ToPeerBytes: ups * size, FromPeerPackets: downs, FromPeerBytes: downs * (size + 1),
+	want := traffic.Usage{ToPeerPackets: ups, ToPeerBytes: ups * size, FromPeerPackets: downs, FromPeerBytes: downs * (size + 1),
 		Permissions: 1, Channels: 1}
 	got, err := r.gen.Usage(relayAddr)
 	if err != nil || got != want {

@@ -2,7 +2,7 @@ package server
 
 import (
 	"github.com/turnd/turnd/pkg/allocation"
-	"github.com/turnd/turnd/pkg/relay"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // Sessions returns the live allocations of user (every user if empty),
@@ -11,7 +11,7 @@ func (s *Server) Sessions(user string) []allocation.Info { return s.registry.Lis
 
 // Usage returns the traffic so far of the allocation whose relay is
 // info.Relay.
-func (s *Server) Usage(info allocation.Info) relay.Usage {
+func (s *Server) Usage(info allocation.Info) traffic.Usage {
 	u, _ := s.relay.Usage(info.Relay)
 	return u
 }

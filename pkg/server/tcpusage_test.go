@@ -9,8 +9,8 @@ import (
 	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/testturn"
-	"github.com/turnd/turnd/pkg/relay"
 	"github.com/turnd/turnd/pkg/server"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // tcpPipe is an RFC 6062 allocation with one bound peer connection: what
@@ -66,7 +66,7 @@ func pass(t *testing.T, w, r net.Conn, n int) {
 // counted, or after waitTimeout. The relay counts a write to the peer as it
 // returns, which the peer's read may beat, and no event says when: so the
 // test looks again, bounded.
-func awaitToPeer(t *testing.T, s *server.Server, n uint64) relay.Usage {
+func awaitToPeer(t *testing.T, s *server.Server, n uint64) traffic.Usage {
 	t.Helper()
 	sessions := s.Sessions("demo")
 	if len(sessions) != 1 {

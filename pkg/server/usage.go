@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/turnd/turnd/pkg/allocation"
-	"github.com/turnd/turnd/pkg/relay"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // Why an allocation ended, as its usage record says.
@@ -35,7 +35,7 @@ func endReason(info allocation.Info, src net.Addr) string {
 
 // logUsage writes the allocation's usage record: one line with who used
 // which relay, for how long, how much, and why it ended.
-func (s *Server) logUsage(info allocation.Info, u relay.Usage, reason string) {
+func (s *Server) logUsage(info allocation.Info, u traffic.Usage, reason string) {
 	s.users.add(info.User, u) // for http.metrics_users
 	s.log.Info("allocation deleted", "user", info.User, "client", addrText(info.Client),
 		"transport", info.Transport.String(), "relay", addrText(info.Relay),

@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/turnd/turnd/pkg/config"
-	"github.com/turnd/turnd/pkg/relay"
+	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // userTraffic sums relayed traffic per labelled user (http.metrics_users)
@@ -15,18 +15,18 @@ import (
 type userTraffic struct {
 	users []string // fixed at start; nil: off
 	mu    sync.Mutex
-	ended map[string]relay.Usage // by label: allocations that ended
+	ended map[string]traffic.Usage // by label: allocations that ended
 	// shown is what the last scrape reported: an allocation between its
 	// removal from the registry and its usage record is in neither sum,
 	// and a counter must not go back.
-	shown map[string]relay.Usage
+	shown map[string]traffic.Usage
 }
 
 func newUserTraffic(users []string) *userTraffic {
 	if len(users) == 0 {
 		return &userTraffic{}
 	}
-	return &userTraffic{users: slices.Clone(users), ended: map[string]relay.Usage{}, shown: map[string]relay.Usage{}}
+	return &userTraffic{users: slices.Clone(users), ended: map[string]traffic.Usage{}, shown: map[string]traffic.Usage{}}
 }
 
 func (t *userTraffic) label(user string) string {
@@ -37,7 +37,7 @@ func (t *userTraffic) label(user string) string {
 }
 
 // add counts an ended allocation's usage.
-func (t *userTraffic) add(user string, u relay.Usage) {
+func (t *userTraffic) add(user string, u traffic.Usage) {
 	if t.users == nil {
 		return
 	}
@@ -47,8 +47,8 @@ func (t *userTraffic) add(user string, u relay.Usage) {
 	t.ended[l] = sum(t.ended[l], u)
 }
 
-func sum(a, b relay.Usage) relay.Usage {
-	return relay.Usage{
+func sum(a, b traffic.Usage) traffic.Usage {
+	return traffic.Usage{
 		ToPeerPackets: a.ToPeerPackets + b.ToPeerPackets, ToPeerBytes: a.ToPeerBytes + b.ToPeerBytes,
 		FromPeerPackets: a.FromPeerPackets + b.FromPeerPackets, FromPeerBytes: a.FromPeerBytes + b.FromPeerBytes,
 		Permissions: a.Permissions + b.Permissions, Channels: a.Channels + b.Channels,
@@ -57,8 +57,8 @@ func sum(a, b relay.Usage) relay.Usage {
 }
 
 // atLeast is a with each field raised to b's where b's is larger.
-func atLeast(a, b relay.Usage) relay.Usage {
-	return relay.Usage{
+func atLeast(a, b traffic.Usage) traffic.Usage {
+	return traffic.Usage{
 		ToPeerPackets: max(a.ToPeerPackets, b.ToPeerPackets), ToPeerBytes: max(a.ToPeerBytes, b.ToPeerBytes),
 		FromPeerPackets: max(a.FromPeerPackets, b.FromPeerPackets), FromPeerBytes: max(a.FromPeerBytes, b.FromPeerBytes),
 		Permissions: max(a.Permissions, b.Permissions), Channels: max(a.Channels, b.Channels),
@@ -70,8 +70,8 @@ func atLeast(a, b relay.Usage) relay.Usage {
 // http.metrics_users and, under config.OtherUsers, everyone else: ended
 // allocations' plus live ones'. nil when http.metrics_users is empty.
 // Each figure only grows from one call to the next.
-func (s *Server) UserTraffic() map[string]relay.Usage {
-	return s.users.snapshot(func(each func(user string, u relay.Usage)) {
+func (s *Server) UserTraffic() map[string]traffic.Usage {
+	return s.users.snapshot(func(each func(user string, u traffic.Usage)) {
 		for _, info := range s.registry.List("") {
 			u, _ := s.relay.Usage(info.Relay)
 			each(info.User, u)
@@ -81,19 +81,19 @@ func (s *Server) UserTraffic() map[string]relay.Usage {
 
 // snapshot sums the ended allocations' usage and the live ones' that live
 // reports, by label.
-func (t *userTraffic) snapshot(live func(each func(user string, u relay.Usage))) map[string]relay.Usage {
+func (t *userTraffic) snapshot(live func(each func(user string, u traffic.Usage))) map[string]traffic.Usage {
 	if t.users == nil {
 		return nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make(map[string]relay.Usage, len(t.users)+1)
+	out := make(map[string]traffic.Usage, len(t.users)+1)
 	for _, l := range append(slices.Clone(t.users), config.OtherUsers) {
 		out[l] = t.ended[l]
 	}
 	// Listed under the lock: an allocation is removed from the registry
 	// before add counts it, so it is never in both sums.
-	live(func(user string, u relay.Usage) {
+	live(func(user string, u traffic.Usage) {
 		l := t.label(user)
 		out[l] = sum(out[l], u)
 	})

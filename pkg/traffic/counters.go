@@ -24,3 +24,17 @@ type Counters struct {
 	DroppedToPeer   atomic.Uint64
 	DroppedToClient atomic.Uint64
 }
+
+// Usage is one allocation's traffic since its relay socket opened. For an
+// RFC 6062 relay, packets are the reads and writes of its peer connections'
+// byte streams, and RateLimited stays 0: past max_bps they wait, not drop.
+type Usage struct {
+	ToPeerPackets, ToPeerBytes     uint64
+	FromPeerPackets, FromPeerBytes uint64
+	// Permissions and Channels count the permissions and channel bindings
+	// the allocation installed over its life, refreshes not counted again.
+	Permissions, Channels uint64
+	// RateLimited counts datagrams dropped, either way, because the
+	// allocation was past its max_bps.
+	RateLimited uint64
+}
