@@ -31,8 +31,8 @@ test-go:
 # Every fuzz target runs briefly beyond its seed corpus (which test-go already
 # replays): new crashers surface in CI, bounded at FUZZTIME inputs each (a count, not a duration: a time limit races the fuzzer's own shutdown and fails spuriously).
 FUZZTIME ?= 20000x
-FUZZ_TARGETS := pkg/server:FuzzServerPacket pkg/gate:FuzzInspect pkg/gate:FuzzStream pkg/gate:FuzzStreamReactor pkg/config:FuzzParse \
-	pkg/auth:FuzzKeys pkg/peerfilter:FuzzParseEntry pkg/relay:FuzzParseSend pkg/relay:FuzzChannelData \
+FUZZ_TARGETS := pkg/server:FuzzServerPacket internal/gate:FuzzInspect internal/gate:FuzzStream internal/gate:FuzzStreamReactor pkg/config:FuzzParse \
+	pkg/auth:FuzzKeys pkg/peerfilter:FuzzParseEntry internal/relay:FuzzParseSend internal/relay:FuzzChannelData \
 	pkg/server:FuzzProxyHeader
 test-fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -5,8 +5,8 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/pkg/config"
-	"github.com/turnd/turnd/pkg/relay"
 )
 
 // relayOptions turns config's per-family relay addresses (config.ResolveRelay

@@ -7,12 +7,12 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/turnd/turnd/internal/gate"
+	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/auth"
 	"github.com/turnd/turnd/pkg/config"
-	"github.com/turnd/turnd/pkg/gate"
 	"github.com/turnd/turnd/pkg/peerfilter"
-	"github.com/turnd/turnd/pkg/relay"
 )
 
 // apply builds everything that can change at runtime from cfg and swaps it

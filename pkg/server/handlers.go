@@ -10,11 +10,11 @@ import (
 	"github.com/pion/stun/v4"
 	"github.com/pion/turn/v5"
 
+	"github.com/turnd/turnd/internal/gate"
+	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/auth"
-	"github.com/turnd/turnd/pkg/gate"
-	"github.com/turnd/turnd/pkg/mmsg"
-	"github.com/turnd/turnd/pkg/relay"
 )
 
 // authenticate is pion's AuthHandler: the user's long-term key. With several

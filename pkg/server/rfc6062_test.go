@@ -8,8 +8,8 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/internal/testturn"
-	"github.com/turnd/turnd/pkg/relay"
 	"github.com/turnd/turnd/pkg/server"
 )
 

@@ -14,13 +14,13 @@ import (
 
 	"github.com/pion/turn/v5"
 
+	"github.com/turnd/turnd/internal/gate"
+	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/auth"
 	"github.com/turnd/turnd/pkg/config"
-	"github.com/turnd/turnd/pkg/gate"
-	"github.com/turnd/turnd/pkg/mmsg"
 	"github.com/turnd/turnd/pkg/peerfilter"
-	"github.com/turnd/turnd/pkg/relay"
 	"github.com/turnd/turnd/pkg/traffic"
 )
 

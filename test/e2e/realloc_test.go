@@ -16,7 +16,7 @@ import (
 // deletes the new allocation of that 5-tuple if it already exists. The
 // client's next request then gets 437. Clients that reuse their socket
 // across allocations (ICE restarts over one shared socket) hit it. turnd
-// retires the old allocation's key first (pkg/relay/retire.go).
+// retires the old allocation's key first (internal/relay/retire.go).
 func TestReallocateFromSameAddress(t *testing.T) {
 	cfg := testConfig()
 	cfg.Log.Level = "info"

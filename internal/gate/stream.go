@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/turnd/turnd/pkg/mmsg"
+	"github.com/turnd/turnd/internal/mmsg"
 )
 
 // Listener puts the gate in front of a TCP or TLS listener: every accepted

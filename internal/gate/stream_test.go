@@ -11,7 +11,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
-	"github.com/turnd/turnd/pkg/gate"
+	"github.com/turnd/turnd/internal/gate"
 )
 
 // streamPair accepts one loopback TCP connection through gate.Listener and

@@ -11,7 +11,7 @@ import (
 	"github.com/pion/stun/v4"
 	"github.com/pion/turn/v5"
 
-	"github.com/turnd/turnd/pkg/mmsg"
+	"github.com/turnd/turnd/internal/mmsg"
 )
 
 // fastPathRig is one UDP allocation wired as the server wires it: a lane

@@ -14,7 +14,7 @@ import (
 	"github.com/pion/stun/v4"
 	"github.com/pion/turn/v5"
 
-	"github.com/turnd/turnd/pkg/mmsg"
+	"github.com/turnd/turnd/internal/mmsg"
 )
 
 func listenLoopback(t *testing.T, network, ip string) *net.UDPConn {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
-	"github.com/turnd/turnd/pkg/gate"
+	"github.com/turnd/turnd/internal/gate"
 )
 
 // TestInspectPassesNonRequests checks that everything but an authenticated

@@ -7,7 +7,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
-	"github.com/turnd/turnd/pkg/gate"
+	"github.com/turnd/turnd/internal/gate"
 )
 
 // rulesPolicy knows alice, an allocation on the test 5-tuple owned by

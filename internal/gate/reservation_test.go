@@ -9,7 +9,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
-	"github.com/turnd/turnd/pkg/gate"
+	"github.com/turnd/turnd/internal/gate"
 )
 
 // allocateSuccess is what pion answers to an Allocate with EVEN-PORT R=1:

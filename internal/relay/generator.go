@@ -14,7 +14,7 @@ import (
 
 	"github.com/pion/turn/v5"
 
-	"github.com/turnd/turnd/pkg/mmsg"
+	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/pkg/traffic"
 )
 

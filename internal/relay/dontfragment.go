@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/turnd/turnd/pkg/mmsg"
+	"github.com/turnd/turnd/internal/mmsg"
 )
 
 // setDontFragment makes the kernel send every datagram of conn with the IP

@@ -13,8 +13,8 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/gate"
 	"github.com/turnd/turnd/pkg/auth"
-	"github.com/turnd/turnd/pkg/gate"
 )
 
 // A REST username valid until 2100, so seeds signed with it stay valid.

@@ -4,7 +4,7 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/turnd/turnd/pkg/mmsg"
+	"github.com/turnd/turnd/internal/mmsg"
 )
 
 // FastPath relays a client's data packet (ChannelData, Send indication)

@@ -110,7 +110,7 @@ func Adopt(conn *net.UDPConn) (*Socket, error) {
 }
 
 // Fd returns the socket's descriptor. It stays valid until Close; a caller
-// using it directly must not race Close (Conn in pkg/relay guards it).
+// using it directly must not race Close (Conn in internal/relay guards it).
 func (s *Socket) Fd() int { return s.fd }
 
 // LocalAddr returns the bound address (a *net.UDPAddr).

@@ -7,7 +7,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
-	"github.com/turnd/turnd/pkg/gate"
+	"github.com/turnd/turnd/internal/gate"
 )
 
 // TestUnverifiedRequestsAreCharged: every request whose MESSAGE-INTEGRITY

@@ -10,9 +10,9 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/gate"
+	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/pkg/auth"
-	"github.com/turnd/turnd/pkg/gate"
-	"github.com/turnd/turnd/pkg/mmsg"
 )
 
 // Credentials of the one static user most tests sign with.

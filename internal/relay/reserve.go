@@ -8,7 +8,7 @@ import (
 
 	"github.com/pion/turn/v5"
 
-	"github.com/turnd/turnd/pkg/mmsg"
+	"github.com/turnd/turnd/internal/mmsg"
 )
 
 // reservationHold is how long the odd port of a reserved pair stays bound

@@ -10,7 +10,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
-	"github.com/turnd/turnd/pkg/gate"
+	"github.com/turnd/turnd/internal/gate"
 )
 
 // TestDrainingRedirects checks RFC 8656 §7.2 step 8 as turnd applies it:

@@ -10,7 +10,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
-	"github.com/turnd/turnd/pkg/gate"
+	"github.com/turnd/turnd/internal/gate"
 )
 
 // ioTimeout bounds every blocking socket call in these tests; it is a

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/turnd/turnd/pkg/mmsg"
+	"github.com/turnd/turnd/internal/mmsg"
 )
 
 // The downlink of UDP and plain TCP clients: peer datagrams arriving on
@@ -387,7 +387,7 @@ func (d *downlink) close() {
 
 // epollPoll is epoll_wait with a zero timeout, as a raw system call: it
 // never blocks, so telling the scheduler about it would only invite sysmon
-// to hand the P to another thread mid-round (see pkg/mmsg).
+// to hand the P to another thread mid-round (see internal/mmsg).
 func epollPoll(efd int, events []unix.EpollEvent) (int, error) {
 	n, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(efd), uintptr(unsafe.Pointer(&events[0])),
 		uintptr(len(events)), 0, 0, 0)

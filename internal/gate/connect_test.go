@@ -7,7 +7,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
-	"github.com/turnd/turnd/pkg/gate"
+	"github.com/turnd/turnd/internal/gate"
 )
 
 // connectPolicy is a server whose TCP client holds an RFC 6062 allocation

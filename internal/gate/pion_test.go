@@ -9,7 +9,7 @@ import (
 	"github.com/pion/stun/v4"
 	"github.com/pion/turn/v5"
 
-	"github.com/turnd/turnd/pkg/gate"
+	"github.com/turnd/turnd/internal/gate"
 )
 
 // These tests run real pion behind gate.Listener: the RFC 6062 flows depend

@@ -5,7 +5,7 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/turnd/turnd/pkg/mmsg"
+	"github.com/turnd/turnd/internal/mmsg"
 )
 
 // The uplink fast path: ChannelData from a UDP client goes to its peer

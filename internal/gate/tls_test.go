@@ -12,8 +12,8 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/gate"
 	"github.com/turnd/turnd/internal/testcert"
-	"github.com/turnd/turnd/pkg/gate"
 )
 
 // selfSigned returns a server certificate for 127.0.0.1 and a client
