@@ -21,7 +21,7 @@ import (
 // clients, in pion's read loop (ReadFrom) for TLS clients.
 type Conn struct {
 	*mmsg.Socket // out of the runtime's poller: see mmsg.Socket
-	gen          *Generator
+	gen          *Relay
 	key          liveKey
 	lane         *mmsg.Socket                 // the client-facing socket of the allocation's lane; nil for stream clients
 	server       serverID                     // turnd's side of the 5-tuple in the fast path's keys (serverID)

@@ -56,7 +56,7 @@ func downlinkLoops(cpus int) int {
 
 // downlink is one loop and its epoll set.
 type downlink struct {
-	gen  *Generator
+	gen  *Relay
 	efd  int
 	file *os.File // efd, registered in the runtime's poller
 	rc   syscall.RawConn
@@ -92,7 +92,7 @@ type laneBatch struct {
 	w    *mmsg.Writer
 }
 
-func newDownlink(g *Generator) (*downlink, error) {
+func newDownlink(g *Relay) (*downlink, error) {
 	efd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("create downlink epoll: %w", err)

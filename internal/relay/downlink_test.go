@@ -138,9 +138,9 @@ func TestDownlinkForgetsClosedSockets(t *testing.T) {
 	}
 }
 
-// TestGeneratorCloseEndsLoops: the loops are goroutines of the generator's
+// TestRelayCloseEndsLoops: the loops are goroutines of the relay's
 // and end with it.
-func TestGeneratorCloseEndsLoops(t *testing.T) {
+func TestRelayCloseEndsLoops(t *testing.T) {
 	before := runtime.NumGoroutine()
 	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
 	pc, _, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, listenLane(t, "udp4", "127.0.0.1"))
@@ -160,7 +160,7 @@ func TestGeneratorCloseEndsLoops(t *testing.T) {
 		runtime.Gosched()
 	}
 	if _, _, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, listenLane(t, "udp4", "127.0.0.1")); err == nil {
-		t.Fatal("a closed generator handed out a relay for a UDP client")
+		t.Fatal("a closed relay handed out a relay for a UDP client")
 	}
 }
 
@@ -251,8 +251,8 @@ func TestLoopRelayNeedsAWriter(t *testing.T) {
 	}
 }
 
-// newStreamRig returns a generator and a TCP listener for stream clients.
-func newStreamRig(t *testing.T) (*Generator, *net.TCPListener) {
+// newStreamRig returns a relay and a TCP listener for stream clients.
+func newStreamRig(t *testing.T) (*Relay, *net.TCPListener) {
 	t.Helper()
 	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
 	t.Cleanup(g.Close)
@@ -274,7 +274,7 @@ type streamClient struct {
 	peer      *net.UDPConn
 }
 
-func newStreamClient(t *testing.T, g *Generator, ln *net.TCPListener) streamClient {
+func newStreamClient(t *testing.T, g *Relay, ln *net.TCPListener) streamClient {
 	t.Helper()
 	client, err := net.DialTCP("tcp4", nil, ln.Addr().(*net.TCPAddr))
 	if err != nil {
@@ -311,7 +311,7 @@ func TestDownlinkSlowStreamClientStallsNobody(t *testing.T) {
 	g, ln := newStreamRig(t)
 	slow := newStreamClient(t, g, ln)
 	_ = slow.conn.SetReadBuffer(4096) // never read below: its buffers fill fast
-	// Every allocation of this generator shares one loop when there is one
+	// Every allocation of this relay shares one loop when there is one
 	// per two CPUs; with more, the slow client still must not stall its own.
 	payload := make([]byte, 1200)
 	for i := 0; g.Counters().DroppedToClient.Load() == 0; i++ {

@@ -1,7 +1,7 @@
 package relay
 
 // liveCount returns how many UDP relay sockets are open.
-func (g *Generator) liveCount() int {
+func (g *Relay) liveCount() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.live)

@@ -18,7 +18,7 @@ import (
 // (the client-facing socket), a relay socket attached to a client, and a
 // channel bound to a peer. All sockets are real, on loopback.
 type fastPathRig struct {
-	gen    *Generator
+	gen    *Relay
 	up     func(pkt []byte, client netip.AddrPort) bool // the lane's fast path
 	relay  *Conn
 	lane   *mmsg.Socket // turnd's client-facing socket

@@ -18,7 +18,7 @@ import (
 	"github.com/turnd/turnd/pkg/traffic"
 )
 
-// Options configure a Generator.
+// Options configure a Relay.
 type Options struct {
 	// IPv4 and IPv6 are the addresses relay sockets bind to, one per family;
 	// nil means allocations of that family are refused (pion answers 508).
@@ -42,9 +42,9 @@ type Options struct {
 	Panicked func(v any)
 }
 
-// Generator hands out relay sockets to pion and keeps the fast path's view
+// Relay hands out relay sockets to pion and keeps the fast path's view
 // of their clients and channels. It is safe for concurrent use.
-type Generator struct {
+type Relay struct {
 	opts Options
 
 	mu   sync.Mutex
@@ -67,7 +67,7 @@ type Generator struct {
 	servers map[serverAddr]serverID
 
 	// retiring holds closed sockets until pion reports their allocation
-	// deleted (retire.go); nil once the generator has closed.
+	// deleted (retire.go); nil once the relay has closed.
 	retiring  map[liveKey]*Conn
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -85,14 +85,14 @@ type liveKey struct {
 	port int
 }
 
-var _ turn.RelayAddressGenerator = (*Generator)(nil)
+var _ turn.RelayAddressGenerator = (*Relay)(nil)
 
-// New returns a Generator for opts.
-func New(opts Options) *Generator {
+// New returns a Relay for opts.
+func New(opts Options) *Relay {
 	if opts.Counters == nil {
 		opts.Counters = &traffic.Counters{}
 	}
-	return &Generator{
+	return &Relay{
 		opts: opts, live: make(map[liveKey]*Conn), held: make(map[liveKey]*held),
 		tcp: make(map[liveKey]*tcpRelay), tcpByClient: make(map[clientKey]*tcpRelay),
 		retiring: make(map[liveKey]*Conn), closed: make(chan struct{}), servers: make(map[serverAddr]serverID),
@@ -100,11 +100,11 @@ func New(opts Options) *Generator {
 	}
 }
 
-// Counters returns the traffic totals of every relay socket this generator made.
-func (g *Generator) Counters() *traffic.Counters { return g.opts.Counters }
+// Counters returns the traffic totals of every relay socket this relay made.
+func (g *Relay) Counters() *traffic.Counters { return g.opts.Counters }
 
 // Validate implements turn.RelayAddressGenerator.
-func (g *Generator) Validate() error {
+func (g *Relay) Validate() error {
 	switch {
 	case g.opts.IPv4 == nil && g.opts.IPv6 == nil:
 		return fmt.Errorf("validate relay: %w", ErrNoAddressForFamily)
@@ -115,7 +115,7 @@ func (g *Generator) Validate() error {
 }
 
 // Serves reports whether relay sockets of the family (v6 or not) can be made.
-func (g *Generator) Serves(v6 bool) bool {
+func (g *Relay) Serves(v6 bool) bool {
 	if v6 {
 		return g.opts.IPv6 != nil
 	}
@@ -124,7 +124,7 @@ func (g *Generator) Serves(v6 bool) bool {
 
 // family picks bind and advertised addresses for a pion network name
 // ("udp4", "tcp6", ...).
-func (g *Generator) family(network string) (bind, external net.IP, v6 bool, err error) {
+func (g *Relay) family(network string) (bind, external net.IP, v6 bool, err error) {
 	v6 = network[len(network)-1] == '6'
 	bind, external = g.opts.IPv4, g.opts.External4
 	if v6 {
@@ -149,7 +149,7 @@ func (g *Generator) family(network string) (bind, external net.IP, v6 bool, err 
 // port. Keeping turnd's own allocations off odd ports, and off even ports
 // whose partner is taken (its pair's first half came and went), leaves P+1
 // free whichever listener the pair arrives on.
-func (g *Generator) eachPort(requested int, v6 bool, try func(port int) error) error {
+func (g *Relay) eachPort(requested int, v6 bool, try func(port int) error) error {
 	if requested != 0 {
 		if g.tcpHolds(v6, requested) {
 			return ErrNoFreePort
@@ -177,7 +177,7 @@ func (g *Generator) eachPort(requested int, v6 bool, try func(port int) error) e
 }
 
 // inUse reports whether turnd holds port as a relay (live or reserved).
-func (g *Generator) inUse(v6 bool, port int) bool {
+func (g *Relay) inUse(v6 bool, port int) bool {
 	k := liveKey{v6: v6, port: port}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -185,7 +185,7 @@ func (g *Generator) inUse(v6 bool, port int) bool {
 }
 
 // AllocatePacketConn implements turn.RelayAddressGenerator for UDP relays.
-func (g *Generator) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.PacketConn, net.Addr, error) {
+func (g *Relay) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.PacketConn, net.Addr, error) {
 	return g.AllocatePacketConnFor(conf, nil)
 }
 
@@ -195,7 +195,7 @@ func (g *Generator) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.Pa
 // pion's read loop (and Conn.ReadFrom's fast path), as for TLS clients;
 // such a relay socket is waited on through an epoll set of its own (see
 // mmsg.Socket), one more descriptor per allocation.
-func (g *Generator) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
+func (g *Relay) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
 	return g.allocatePacketConn(conf, lane, lane != nil)
 }
 
@@ -203,11 +203,11 @@ func (g *Generator) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane
 // plain TCP client: a downlink loop serves it, writing to the client's
 // connection without waiting (see AttachClient). TLS clients are served by
 // pion's read loop (AllocatePacketConn): their writes go through crypto/tls.
-func (g *Generator) AllocateStreamPacketConn(conf turn.AllocateListenerConfig) (net.PacketConn, net.Addr, error) {
+func (g *Relay) AllocateStreamPacketConn(conf turn.AllocateListenerConfig) (net.PacketConn, net.Addr, error) {
 	return g.allocatePacketConn(conf, nil, true)
 }
 
-func (g *Generator) allocatePacketConn(conf turn.AllocateListenerConfig, lane *mmsg.Socket, loop bool) (net.PacketConn, net.Addr, error) {
+func (g *Relay) allocatePacketConn(conf turn.AllocateListenerConfig, lane *mmsg.Socket, loop bool) (net.PacketConn, net.Addr, error) {
 	bind, external, v6, err := g.family(conf.Network)
 	if err != nil {
 		return nil, nil, err
@@ -260,7 +260,7 @@ func listenRelay(network string, bind net.IP, port int) (*mmsg.Socket, error) {
 
 // watch hands the relay socket of a UDP or plain TCP client's allocation to
 // a downlink loop, round robin.
-func (g *Generator) watch(c *Conn) error {
+func (g *Relay) watch(c *Conn) error {
 	g.loopsOnce.Do(func() {
 		for range downlinkLoops(runtime.GOMAXPROCS(0)) {
 			d, err := newDownlink(g)
@@ -284,7 +284,7 @@ func (g *Generator) watch(c *Conn) error {
 }
 
 // conn finds the live UDP relay socket advertised as relayAddr.
-func (g *Generator) conn(relayAddr net.Addr) (*Conn, error) {
+func (g *Relay) conn(relayAddr net.Addr) (*Conn, error) {
 	ua, ok := relayAddr.(*net.UDPAddr)
 	if !ok {
 		return nil, fmt.Errorf("relay %v: %w", relayAddr, ErrNotTracked)
@@ -299,7 +299,7 @@ func (g *Generator) conn(relayAddr net.Addr) (*Conn, error) {
 }
 
 // forget drops a closed socket and every uplink route through it.
-func (g *Generator) forget(c *Conn) {
+func (g *Relay) forget(c *Conn) {
 	g.mu.Lock()
 	if g.live[c.key] == c {
 		delete(g.live, c.key)
@@ -317,7 +317,7 @@ func (g *Generator) forget(c *Conn) {
 }
 
 // SetDontFragment turns on DF for the live UDP relay socket advertised as relayAddr.
-func (g *Generator) SetDontFragment(relayAddr net.Addr) error {
+func (g *Relay) SetDontFragment(relayAddr net.Addr) error {
 	cc, err := g.conn(relayAddr)
 	if err != nil {
 		return fmt.Errorf("set don't-fragment: %w", err)
@@ -332,7 +332,7 @@ func (g *Generator) SetDontFragment(relayAddr net.Addr) error {
 // client's 5-tuple. client must be the address object pion keyed the
 // allocation by: once the relay socket is closed, ReadFrom returns only
 // after Deleted (or Close), having retired it (retire.go).
-func (g *Generator) AttachClient(relayAddr, client, server net.Addr, stream io.Writer) error {
+func (g *Relay) AttachClient(relayAddr, client, server net.Addr, stream io.Writer) error {
 	if k, ok := tcpKey(relayAddr); ok {
 		return g.attachTCP(k, client, server)
 	}
@@ -370,7 +370,7 @@ func (g *Generator) AttachClient(relayAddr, client, server net.Addr, stream io.W
 
 // Permit mirrors a permission pion installed (or, with revoke, removed) into
 // the indication fast paths of the relay advertised as relayAddr.
-func (g *Generator) Permit(relayAddr net.Addr, peer net.IP, revoke bool) error {
+func (g *Relay) Permit(relayAddr net.Addr, peer net.IP, revoke bool) error {
 	if k, ok := tcpKey(relayAddr); ok {
 		if a, ok := netip.AddrFromSlice(peer); ok {
 			g.permitTCP(k, a.Unmap(), revoke)
@@ -394,7 +394,7 @@ func (g *Generator) Permit(relayAddr net.Addr, peer net.IP, revoke bool) error {
 
 // BindChannel mirrors a channel pion bound (or, with unbind, removed) into
 // the fast paths of the relay advertised as relayAddr.
-func (g *Generator) BindChannel(relayAddr, peer net.Addr, number uint16, unbind bool) error {
+func (g *Relay) BindChannel(relayAddr, peer net.Addr, number uint16, unbind bool) error {
 	if k, ok := tcpKey(relayAddr); ok {
 		g.bindTCP(k, number, unbind)
 		return nil
@@ -428,7 +428,7 @@ func (g *Generator) BindChannel(relayAddr, peer net.Addr, number uint16, unbind 
 // Permissions returns how many peers the allocation of a client's 5-tuple
 // (client, and server: turnd's side) permits, and a test for one peer; ok
 // is false when the fast path does not know the client.
-func (g *Generator) Permissions(client netip.AddrPort, server net.Addr) (int, func(netip.Addr) bool, bool) {
+func (g *Relay) Permissions(client netip.AddrPort, server net.Addr) (int, func(netip.Addr) bool, bool) {
 	c := g.clientConn(client, server)
 	if c == nil {
 		return g.tcpPermissions(client, server)
@@ -443,7 +443,7 @@ func (g *Generator) Permissions(client netip.AddrPort, server net.Addr) (int, fu
 // Channels returns how many channels the allocation of a client's 5-tuple
 // binds (as Permissions), and a test for one channel number; ok is false
 // when the client is unknown.
-func (g *Generator) Channels(client netip.AddrPort, server net.Addr) (int, func(uint16) bool, bool) {
+func (g *Relay) Channels(client netip.AddrPort, server net.Addr) (int, func(uint16) bool, bool) {
 	c := g.clientConn(client, server)
 	if c == nil {
 		return g.tcpChannels(client, server)
@@ -466,7 +466,7 @@ func (g *Generator) Channels(client netip.AddrPort, server net.Addr) (int, func(
 // serverOf numbers turnd's side of a 5-tuple (a UDP or TCP address) for
 // the fast path's keys, giving it a number the first time (serverID).
 // Called per allocation and per socket or connection, never per packet.
-func (g *Generator) serverOf(addr net.Addr) serverID {
+func (g *Relay) serverOf(addr net.Addr) serverID {
 	k := serverKey(addr)
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -479,7 +479,7 @@ func (g *Generator) serverOf(addr net.Addr) serverID {
 }
 
 // clientConn finds the allocation of a client's 5-tuple.
-func (g *Generator) clientConn(client netip.AddrPort, server net.Addr) *Conn {
+func (g *Relay) clientConn(client netip.AddrPort, server net.Addr) *Conn {
 	g.mu.Lock()
 	id, ok := g.servers[serverKey(server)]
 	g.mu.Unlock()

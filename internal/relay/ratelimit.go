@@ -18,13 +18,13 @@ const burstAllowance = 100 * time.Millisecond
 // one compare-and-swap updates it, with no lock and no allocation.
 type bucket struct {
 	bps atomic.Int64 // 0: unlimited
-	tat atomic.Int64 // when the traffic let through so far is paid for, in nanoseconds on the generator's clock
+	tat atomic.Int64 // when the traffic let through so far is paid for, in nanoseconds on the relay's clock
 }
 
 // allow reports whether n more bytes fit the rate now, and charges them.
 //
 // Hot path: no allocation; one atomic load when unlimited.
-func (b *bucket) allow(n int, g *Generator) bool {
+func (b *bucket) allow(n int, g *Relay) bool {
 	bps := b.bps.Load()
 	if bps <= 0 {
 		return true
@@ -45,7 +45,7 @@ func (b *bucket) allow(n int, g *Generator) bool {
 
 // SetRate holds the allocation whose relay was advertised as relayAddr
 // to bps bits per second each way (0: unlimited), from its next packet on.
-func (g *Generator) SetRate(relayAddr net.Addr, bps int64) error {
+func (g *Relay) SetRate(relayAddr net.Addr, bps int64) error {
 	if k, ok := tcpKey(relayAddr); ok {
 		return g.tcpSetRate(k, relayAddr, bps)
 	}

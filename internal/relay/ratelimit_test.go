@@ -38,7 +38,7 @@ func TestRateLimitDropsPastTheBurst(t *testing.T) {
 }
 
 // TestBucketRefillsAtItsRate: the bucket lets a paced flow through at its
-// rate and no faster (the generator's clock is real: the test spans 300 ms).
+// rate and no faster (the relay's clock is real: the test spans 300 ms).
 func TestBucketRefillsAtItsRate(t *testing.T) {
 	g := New(Options{})
 	var b bucket

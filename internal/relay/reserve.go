@@ -28,7 +28,7 @@ type held struct {
 // EVEN-PORT (R bit) and keeps P+1 bound, so the later Allocate presenting
 // the reservation token gets it even if the host is busy (pion alone
 // checks P+1 only by number).
-func (g *Generator) AllocatePairFor(conf turn.AllocateListenerConfig, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
+func (g *Relay) AllocatePairFor(conf turn.AllocateListenerConfig, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
 	bind, _, v6, err := g.family(conf.Network)
 	if err != nil {
 		return nil, nil, err
@@ -74,7 +74,7 @@ func (g *Generator) AllocatePairFor(conf turn.AllocateListenerConfig, lane *mmsg
 
 // releasePartner closes the held P+1 of the allocation on port P (key),
 // if it is still waiting for its token.
-func (g *Generator) releasePartner(key liveKey) {
+func (g *Relay) releasePartner(key liveKey) {
 	if key.port%2 != 0 {
 		return // only an even port has a partner
 	}
@@ -84,7 +84,7 @@ func (g *Generator) releasePartner(key liveKey) {
 }
 
 // takeHeld hands over the held socket of a reserved port, if there is one.
-func (g *Generator) takeHeld(k liveKey) *mmsg.Socket {
+func (g *Relay) takeHeld(k liveKey) *mmsg.Socket {
 	g.mu.Lock()
 	h := g.held[k]
 	delete(g.held, k)
@@ -97,7 +97,7 @@ func (g *Generator) takeHeld(k liveKey) *mmsg.Socket {
 
 // Close releases every held reservation and stops the downlink loops (the
 // server is stopping; its allocations are closed already).
-func (g *Generator) Close() {
+func (g *Relay) Close() {
 	g.loopsOnce.Do(func() {}) // no loop starts after this
 	g.closeOnce.Do(func() {
 		g.mu.Lock()

@@ -34,7 +34,7 @@ import "net"
 // When pion closes allocations without deleting them (its Manager.Close,
 // as the server stops), no report comes: the goroutine's lookup is then
 // the deletion, and ReadFrom returns, with the key intact, once the
-// generator closes.
+// relay closes.
 
 // retireAfterReport records the object pion keyed c's allocation by; its
 // goroutine for c retires it once pion reports the deletion.
@@ -48,13 +48,13 @@ func (c *Conn) retireAfterReport(client net.Addr) {
 
 // awaitingReport is called as c closes: c's allocation may be reported
 // deleted from now on.
-func (g *Generator) awaitingReport(c *Conn) {
+func (g *Relay) awaitingReport(c *Conn) {
 	if c.keyedBy.Load() == nil {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.retiring == nil { // the generator has closed
+	if g.retiring == nil { // the relay has closed
 		return
 	}
 	if old := g.retiring[c.key]; old != nil {
@@ -69,7 +69,7 @@ func (g *Generator) awaitingReport(c *Conn) {
 // relay was advertised as relayAddr is deleted; see retire.go. Call it
 // last in the report: pion's goroutine for the relay socket then changes
 // the allocation's client address object.
-func (g *Generator) Deleted(relayAddr net.Addr) {
+func (g *Relay) Deleted(relayAddr net.Addr) {
 	if k, ok := tcpKey(relayAddr); ok {
 		g.tcpDeleted(k)
 		return

@@ -89,7 +89,7 @@ func TestRetireAfterReport(t *testing.T) {
 
 // TestRetireNotOnShutdown: when pion closes allocations without deleting
 // them (its Manager.Close as the server stops), no report comes. Closing
-// the generator lets the goroutine go with the key intact, so its own
+// the relay lets the goroutine go with the key intact, so its own
 // lookup deletes the allocation, as it must.
 func TestRetireNotOnShutdown(t *testing.T) {
 	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
@@ -112,7 +112,7 @@ func TestRetireNotOnShutdown(t *testing.T) {
 			t.Errorf("ReadFrom after close: %v, want net.ErrClosed", err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("pion's goroutine still in ReadFrom after the generator closed")
+		t.Fatal("pion's goroutine still in ReadFrom after the relay closed")
 	}
 	if client.Port != 40003 {
 		t.Errorf("client address port %d, want 40003: nothing reported, nothing to retire", client.Port)

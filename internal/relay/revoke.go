@@ -18,7 +18,7 @@ import (
 // RFC 6062 relays lose their mirrored permissions to denied peers, and
 // their peer connections to them are closed (pion then closes the client's
 // data connection); tcpListener.Accept refuses new ones.
-func (g *Generator) Revoke(denied func(netip.Addr) bool) (permissions, channels int) {
+func (g *Relay) Revoke(denied func(netip.Addr) bool) (permissions, channels int) {
 	g.mu.Lock()
 	conns := make([]*Conn, 0, len(g.live))
 	for _, c := range g.live {
@@ -88,7 +88,7 @@ func (c *Conn) revoke(denied func(netip.Addr) bool) (permissions int, channels [
 }
 
 // forbidden reports whether the Forbidden option refuses addr.
-func (g *Generator) forbidden(addr net.Addr) bool {
+func (g *Relay) forbidden(addr net.Addr) bool {
 	if g.opts.Forbidden == nil {
 		return false
 	}

@@ -54,7 +54,7 @@ func (l Loop) Unwatch(fd int) bool {
 // Reactor returns the downlink loop of the allocation whose relay is
 // advertised as relayAddr; false if no loop reads it (a TLS client's, an
 // RFC 6062 TCP relay, or an unknown address).
-func (g *Generator) Reactor(relayAddr net.Addr) (Loop, bool) {
+func (g *Relay) Reactor(relayAddr net.Addr) (Loop, bool) {
 	cc, err := g.conn(relayAddr)
 	if err != nil || cc.loop == nil {
 		return Loop{}, false

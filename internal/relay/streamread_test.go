@@ -136,7 +136,7 @@ func TestLoopReleasesOnClose(t *testing.T) {
 	select {
 	case <-w.released:
 	case <-time.After(10 * time.Second):
-		t.Fatal("closing the generator did not release the watched connection")
+		t.Fatal("closing the relay did not release the watched connection")
 	}
 	if loop.Unwatch(sc.stream.Fd()) {
 		t.Fatal("a released connection was still in the set")

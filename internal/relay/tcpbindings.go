@@ -10,7 +10,7 @@ import (
 // channels, so that the per-allocation caps hold for TCP relays too.
 
 // attachTCP records the client of an RFC 6062 relay.
-func (g *Generator) attachTCP(k liveKey, client, server net.Addr) error {
+func (g *Relay) attachTCP(k liveKey, client, server net.Addr) error {
 	ca, ok := client.(*net.TCPAddr)
 	if !ok {
 		return nil
@@ -28,7 +28,7 @@ func (g *Generator) attachTCP(k liveKey, client, server net.Addr) error {
 }
 
 // permitTCP mirrors a permission of an RFC 6062 relay, for its cap.
-func (g *Generator) permitTCP(k liveKey, peer netip.Addr, revoke bool) {
+func (g *Relay) permitTCP(k liveKey, peer netip.Addr, revoke bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	r := g.tcp[k]
@@ -45,7 +45,7 @@ func (g *Generator) permitTCP(k liveKey, peer netip.Addr, revoke bool) {
 }
 
 // bindTCP mirrors a channel of an RFC 6062 relay, for its cap.
-func (g *Generator) bindTCP(k liveKey, number uint16, unbind bool) {
+func (g *Relay) bindTCP(k liveKey, number uint16, unbind bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	r := g.tcp[k]
@@ -62,7 +62,7 @@ func (g *Generator) bindTCP(k liveKey, number uint16, unbind bool) {
 }
 
 // tcpPermissions is Permissions for an RFC 6062 relay.
-func (g *Generator) tcpPermissions(client netip.AddrPort, server net.Addr) (int, func(netip.Addr) bool, bool) {
+func (g *Relay) tcpPermissions(client netip.AddrPort, server net.Addr) (int, func(netip.Addr) bool, bool) {
 	r := g.tcpRelayOf(client, server)
 	if r == nil {
 		return 0, nil, false
@@ -77,7 +77,7 @@ func (g *Generator) tcpPermissions(client netip.AddrPort, server net.Addr) (int,
 }
 
 // tcpChannels is Channels for an RFC 6062 relay.
-func (g *Generator) tcpChannels(client netip.AddrPort, server net.Addr) (int, func(uint16) bool, bool) {
+func (g *Relay) tcpChannels(client netip.AddrPort, server net.Addr) (int, func(uint16) bool, bool) {
 	r := g.tcpRelayOf(client, server)
 	if r == nil {
 		return 0, nil, false

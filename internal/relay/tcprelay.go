@@ -17,7 +17,7 @@ import (
 // share the relay port with SO_REUSEPORT, as RFC 6062 §5.2 requires; the
 // kernel would then let a second allocation bind the same port too, and
 // split inbound peer connections between the two. So the port table
-// (Generator.tcp) is what gives a port to one allocation only.
+// (Relay.tcp) is what gives a port to one allocation only.
 
 // DefaultConnectTimeout bounds the dial of a Connect request: RFC 6062 §5.2
 // says the timeout MUST be at least 30 seconds.
@@ -29,7 +29,7 @@ const DefaultConnectTimeout = 30 * time.Second
 // seconds.
 const MaxPendingConnects = 8
 
-// tcpRelay is the bookkeeping of one RFC 6062 allocation; under Generator.mu.
+// tcpRelay is the bookkeeping of one RFC 6062 allocation; under Relay.mu.
 type tcpRelay struct {
 	client    clientKey
 	hasClient bool
@@ -41,7 +41,7 @@ type tcpRelay struct {
 }
 
 // AllocateListener implements turn.RelayAddressGenerator for RFC 6062 TCP relays.
-func (g *Generator) AllocateListener(conf turn.AllocateListenerConfig) (net.Listener, net.Addr, error) {
+func (g *Relay) AllocateListener(conf turn.AllocateListenerConfig) (net.Listener, net.Addr, error) {
 	bind, external, v6, err := g.family(conf.Network)
 	if err != nil {
 		return nil, nil, err
@@ -71,7 +71,7 @@ func (g *Generator) AllocateListener(conf turn.AllocateListenerConfig) (net.List
 }
 
 // claimTCP takes port k for a TCP relay if no relay of any kind holds it.
-func (g *Generator) claimTCP(k liveKey) bool {
+func (g *Relay) claimTCP(k liveKey) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.live[k] != nil || g.held[k] != nil || g.tcp[k] != nil {
@@ -82,7 +82,7 @@ func (g *Generator) claimTCP(k liveKey) bool {
 }
 
 // releaseTCP gives port k back.
-func (g *Generator) releaseTCP(k liveKey) {
+func (g *Relay) releaseTCP(k liveKey) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if r := g.tcp[k]; r != nil && r.hasClient && g.tcpByClient[r.client] == r {
@@ -95,7 +95,7 @@ func (g *Generator) releaseTCP(k liveKey) {
 }
 
 // tcpHolds reports whether a TCP relay holds port.
-func (g *Generator) tcpHolds(v6 bool, port int) bool {
+func (g *Relay) tcpHolds(v6 bool, port int) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.tcp[liveKey{v6: v6, port: port}] != nil
@@ -104,7 +104,7 @@ func (g *Generator) tcpHolds(v6 bool, port int) bool {
 // tcpListener gives its port back to the table when pion closes it.
 type tcpListener struct {
 	net.Listener
-	g    *Generator
+	g    *Relay
 	key  liveKey
 	once sync.Once
 }
@@ -135,7 +135,7 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 }
 
 // forbiddenTCP reports whether the Forbidden option refuses a TCP peer.
-func (g *Generator) forbiddenTCP(addr net.Addr) bool {
+func (g *Relay) forbiddenTCP(addr net.Addr) bool {
 	ta, ok := addr.(*net.TCPAddr)
 	return ok && g.opts.Forbidden != nil && g.opts.Forbidden(unmap(ta.AddrPort()))
 }
@@ -160,7 +160,7 @@ func tcpKey(relayAddr net.Addr) (liveKey, bool) {
 // handles Connect there), which reads no other client; the dial has a
 // deadline (pion answers 447 when it passes) and the allocation's pending
 // Connects are bounded.
-func (g *Generator) AllocateConn(conf turn.AllocateConnConfig) (net.Conn, error) {
+func (g *Relay) AllocateConn(conf turn.AllocateConnConfig) (net.Conn, error) {
 	bind, _, _, err := g.family(conf.Network)
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func (g *Generator) AllocateConn(conf turn.AllocateConnConfig) (net.Conn, error)
 
 // startConnect counts a Connect against its allocation's bound and returns
 // the allocation it was counted on.
-func (g *Generator) startConnect(k liveKey) (*tcpRelay, error) {
+func (g *Relay) startConnect(k liveKey) (*tcpRelay, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	r := g.tcp[k]
@@ -209,7 +209,7 @@ func (g *Generator) startConnect(k liveKey) (*tcpRelay, error) {
 // endConnect is a Connect counted on r no longer pending: failed, bound or
 // closed. A connection outliving its allocation must not free a place of
 // the port's next allocation.
-func (g *Generator) endConnect(k liveKey, r *tcpRelay) {
+func (g *Relay) endConnect(k liveKey, r *tcpRelay) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.tcp[k] == r && r.pending > 0 {
@@ -219,7 +219,7 @@ func (g *Generator) endConnect(k liveKey, r *tcpRelay) {
 
 // adopt wraps a peer connection counted on r and records it, so that
 // Revoke can close it.
-func (g *Generator) adopt(k liveKey, r *tcpRelay, c net.Conn) *peerConn {
+func (g *Relay) adopt(k liveKey, r *tcpRelay, c net.Conn) *peerConn {
 	pc := &peerConn{Conn: c, g: g, k: k, r: r, traffic: r.traffic}
 	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		pc.peer = unmap(ta.AddrPort()).Addr()
@@ -238,7 +238,7 @@ func (g *Generator) adopt(k liveKey, r *tcpRelay, c net.Conn) *peerConn {
 // (bind timeout, allocation gone).
 type peerConn struct {
 	net.Conn
-	g    *Generator
+	g    *Relay
 	k    liveKey
 	r    *tcpRelay
 	peer netip.Addr
@@ -275,7 +275,7 @@ func (c *peerConn) Close() error {
 
 // PendingConnects returns how many Connects of the RFC 6062 allocation of a
 // client's 5-tuple are pending; ok is false when the client holds no TCP relay.
-func (g *Generator) PendingConnects(client netip.AddrPort, server net.Addr) (n int, ok bool) {
+func (g *Relay) PendingConnects(client netip.AddrPort, server net.Addr) (n int, ok bool) {
 	r := g.tcpRelayOf(client, server)
 	if r == nil {
 		return 0, false
@@ -286,7 +286,7 @@ func (g *Generator) PendingConnects(client netip.AddrPort, server net.Addr) (n i
 }
 
 // tcpRelayOf finds the RFC 6062 relay of a client's 5-tuple.
-func (g *Generator) tcpRelayOf(client netip.AddrPort, server net.Addr) *tcpRelay {
+func (g *Relay) tcpRelayOf(client netip.AddrPort, server net.Addr) *tcpRelay {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	id, ok := g.servers[serverKey(server)]

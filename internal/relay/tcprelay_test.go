@@ -13,7 +13,7 @@ import (
 	"github.com/turnd/turnd/internal/testturn"
 )
 
-func tcpGenerator(t *testing.T, ports int, opts Options) *Generator {
+func tcpTestRelay(t *testing.T, ports int, opts Options) *Relay {
 	t.Helper()
 	lo, hi := freePortRange(t, ports)
 	opts.IPv4, opts.MinPort, opts.MaxPort = net.IPv4(127, 0, 0, 1), lo, hi
@@ -22,7 +22,7 @@ func tcpGenerator(t *testing.T, ports int, opts Options) *Generator {
 	return g
 }
 
-func allocateTCP(t *testing.T, g *Generator) (net.Listener, *net.TCPAddr) {
+func allocateTCP(t *testing.T, g *Relay) (net.Listener, *net.TCPAddr) {
 	t.Helper()
 	ln, addr, err := g.AllocateListener(turn.AllocateListenerConfig{Network: "tcp4"})
 	if err != nil {
@@ -37,7 +37,7 @@ func allocateTCP(t *testing.T, g *Generator) (net.Listener, *net.TCPAddr) {
 // first one's peers between them); the port table refuses it, for TCP and
 // UDP relays alike, and gives the port back when the listener closes.
 func TestTCPRelayPortBelongsToOneAllocation(t *testing.T) {
-	g := tcpGenerator(t, 1, Options{})
+	g := tcpTestRelay(t, 1, Options{})
 	ln, _ := allocateTCP(t, g)
 	if ln2, addr, err := g.AllocateListener(turn.AllocateListenerConfig{Network: "tcp4"}); err == nil {
 		_ = ln2.Close()
@@ -59,7 +59,7 @@ func TestTCPRelayPortBelongsToOneAllocation(t *testing.T) {
 // the timeout (pion answers 447), not after the kernel's two minutes.
 func TestTCPRelayConnectHasDeadline(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	g := tcpGenerator(t, 2, Options{ConnectTimeout: timeout})
+	g := tcpTestRelay(t, 2, Options{ConnectTimeout: timeout})
 	_, relay := allocateTCP(t, g)
 	peer := testturn.SilentPeer(t)
 	done := make(chan error, 1)
@@ -91,7 +91,7 @@ func TestTCPRelayConnectHasDeadline(t *testing.T) {
 }
 
 // pendingOf reads a relay's pending count by its port, for tests.
-func (g *Generator) pendingOf(relay *net.TCPAddr) (int, bool) {
+func (g *Relay) pendingOf(relay *net.TCPAddr) (int, bool) {
 	k, _ := tcpKey(relay)
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -106,7 +106,7 @@ func (g *Generator) pendingOf(relay *net.TCPAddr) (int, bool) {
 // connections wait for their ConnectionBind; one that pion starts copying
 // (bound) or closes frees its place.
 func TestTCPRelayPendingConnectsBounded(t *testing.T) {
-	g := tcpGenerator(t, 2, Options{})
+	g := tcpTestRelay(t, 2, Options{})
 	_, relay := allocateTCP(t, g)
 	// One peer per Connect: a relay port reaches a peer address once.
 	peers := make([]net.Addr, MaxPendingConnects+2)
@@ -162,7 +162,7 @@ func TestTCPRelayConnectRefusesOwnSockets(t *testing.T) {
 	}
 	defer own.Close()
 	ownAP := own.Addr().(*net.TCPAddr).AddrPort()
-	g := tcpGenerator(t, 2, Options{Forbidden: func(a netip.AddrPort) bool { return a == ownAP }})
+	g := tcpTestRelay(t, 2, Options{Forbidden: func(a netip.AddrPort) bool { return a == ownAP }})
 	_, relay := allocateTCP(t, g)
 	c, err := g.AllocateConn(turn.AllocateConnConfig{Network: "tcp4", LocalAddr: relay, RemoteAddr: own.Addr()})
 	if !errors.Is(err, ErrForbiddenPeer) {
@@ -176,7 +176,7 @@ func TestTCPRelayConnectRefusesOwnSockets(t *testing.T) {
 // TestTCPRelayCountsBindings: permissions and channels of an RFC 6062
 // relay are counted for its client, so their caps apply to it too.
 func TestTCPRelayCountsBindings(t *testing.T) {
-	g := tcpGenerator(t, 2, Options{})
+	g := tcpTestRelay(t, 2, Options{})
 	_, relay := allocateTCP(t, g)
 	client := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40001}
 	server := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478}
@@ -205,7 +205,7 @@ func TestTCPRelayCountsBindings(t *testing.T) {
 // relay count against the same bound; past it their connections are
 // closed before pion sees them.
 func TestTCPRelayPendingPeerConnectionsBounded(t *testing.T) {
-	g := tcpGenerator(t, 2, Options{})
+	g := tcpTestRelay(t, 2, Options{})
 	ln, relay := allocateTCP(t, g)
 	accepted := make(chan net.Conn, MaxPendingConnects+2)
 	go func() {

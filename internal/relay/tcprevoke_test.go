@@ -89,7 +89,7 @@ func dialFrom(t *testing.T, ip string, relay *net.TCPAddr) net.Conn {
 func TestTCPRelayRevokeDeniedPeer(t *testing.T) {
 	deniedIP := netip.MustParseAddr("127.0.0.1")
 	var denying atomic.Bool
-	g := tcpGenerator(t, 2, Options{Forbidden: func(a netip.AddrPort) bool {
+	g := tcpTestRelay(t, 2, Options{Forbidden: func(a netip.AddrPort) bool {
 		return denying.Load() && a.Addr() == deniedIP
 	}})
 	ln, relay := allocateTCP(t, g)
@@ -158,7 +158,7 @@ func TestTCPRelayRevokeDeniedPeer(t *testing.T) {
 // its allocation, closing, must not free a pending place of the next
 // allocation on the same port.
 func TestTCPRelayStaleConnectFreesNoPlace(t *testing.T) {
-	g := tcpGenerator(t, 1, Options{})
+	g := tcpTestRelay(t, 1, Options{})
 	ln, relay := allocateTCP(t, g)
 	first, _ := tcpPeer(t, "127.0.0.1")
 	stale, err := g.AllocateConn(turn.AllocateConnConfig{Network: "tcp4", LocalAddr: relay, RemoteAddr: first.Addr()})

@@ -58,7 +58,7 @@ func (b *bucket) chunk(p []byte) []byte {
 
 // debt charges n bytes and returns how long their sender must wait for
 // the traffic to fit the rate, past the bucket's burst allowance.
-func (b *bucket) debt(n int, g *Generator) time.Duration {
+func (b *bucket) debt(n int, g *Relay) time.Duration {
 	bps := b.bps.Load()
 	if bps <= 0 {
 		return 0
@@ -130,7 +130,7 @@ func (c *peerConn) writeCounted(p []byte) (int, error) {
 }
 
 // trafficOf returns the shared traffic of the live RFC 6062 relay k.
-func (g *Generator) trafficOf(k liveKey) *tcpTraffic {
+func (g *Relay) trafficOf(k liveKey) *tcpTraffic {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if r := g.tcp[k]; r != nil {
@@ -140,7 +140,7 @@ func (g *Generator) trafficOf(k liveKey) *tcpTraffic {
 }
 
 // tcpTrafficOf finds the traffic of relay k, live or awaiting its deletion report.
-func (g *Generator) tcpTrafficOf(k liveKey) *tcpTraffic {
+func (g *Relay) tcpTrafficOf(k liveKey) *tcpTraffic {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if r := g.tcp[k]; r != nil {
@@ -151,7 +151,7 @@ func (g *Generator) tcpTrafficOf(k liveKey) *tcpTraffic {
 
 // retireTCP keeps the traffic of relay k, whose listener closed, for its
 // deletion report; under g.mu.
-func (g *Generator) retireTCP(k liveKey, r *tcpRelay) {
+func (g *Relay) retireTCP(k liveKey, r *tcpRelay) {
 	if r.traffic == nil {
 		return
 	}
@@ -163,14 +163,14 @@ func (g *Generator) retireTCP(k liveKey, r *tcpRelay) {
 }
 
 // tcpDeleted forgets relay k's traffic once pion reported its deletion.
-func (g *Generator) tcpDeleted(k liveKey) {
+func (g *Relay) tcpDeleted(k liveKey) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.tcpEnded, k)
 }
 
 // setListener records relay k's listener, for Disconnect.
-func (g *Generator) setListener(k liveKey, l *tcpListener) {
+func (g *Relay) setListener(k liveKey, l *tcpListener) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if r := g.tcp[k]; r != nil && r.traffic != nil {
@@ -178,7 +178,7 @@ func (g *Generator) setListener(k liveKey, l *tcpListener) {
 	}
 }
 
-func (g *Generator) tcpUsage(k liveKey, relayAddr net.Addr) (traffic.Usage, error) {
+func (g *Relay) tcpUsage(k liveKey, relayAddr net.Addr) (traffic.Usage, error) {
 	t := g.tcpTrafficOf(k)
 	if t == nil {
 		return traffic.Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
@@ -186,7 +186,7 @@ func (g *Generator) tcpUsage(k liveKey, relayAddr net.Addr) (traffic.Usage, erro
 	return t.tally.usage(), nil
 }
 
-func (g *Generator) tcpSetRate(k liveKey, relayAddr net.Addr, bps int64) error {
+func (g *Relay) tcpSetRate(k liveKey, relayAddr net.Addr, bps int64) error {
 	t := g.trafficOf(k)
 	if t == nil {
 		return fmt.Errorf("set rate of relay %v: %w", relayAddr, ErrNotTracked)
@@ -199,7 +199,7 @@ func (g *Generator) tcpSetRate(k liveKey, relayAddr net.Addr, bps int64) error {
 // tcpDisconnect ends relay k: its peer connections stop at once, and its
 // listener closes, which pion's accept loop takes as the allocation's end
 // (it deletes it, closes its connections and reports the deletion).
-func (g *Generator) tcpDisconnect(k liveKey, relayAddr net.Addr) error {
+func (g *Relay) tcpDisconnect(k liveKey, relayAddr net.Addr) error {
 	g.mu.Lock()
 	r := g.tcp[k]
 	g.mu.Unlock()

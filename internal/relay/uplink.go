@@ -60,7 +60,7 @@ func (c *Conn) owner() *Conn { return c }
 // malformed packets) is left to the caller, which hands it to pion.
 //
 // Hot path: one call per client datagram; no allocation.
-func (g *Generator) RelayFor(lane *mmsg.Socket) func(pkt []byte, client netip.AddrPort) bool {
+func (g *Relay) RelayFor(lane *mmsg.Socket) func(pkt []byte, client netip.AddrPort) bool {
 	server := g.serverOf(lane.LocalAddr())
 	return func(pkt []byte, client netip.AddrPort) bool { return g.relay(pkt, client, server) }
 }
@@ -69,12 +69,12 @@ func (g *Generator) RelayFor(lane *mmsg.Socket) func(pkt []byte, client netip.Ad
 // address (turnd's side) is local: it relays one frame of their client.
 //
 // Hot path: one call per client frame; no allocation.
-func (g *Generator) RelayStreamFor(local net.Addr) func(pkt []byte, client netip.AddrPort) bool {
+func (g *Relay) RelayStreamFor(local net.Addr) func(pkt []byte, client netip.AddrPort) bool {
 	server := g.serverOf(local)
 	return func(pkt []byte, client netip.AddrPort) bool { return g.relay(pkt, client, server) }
 }
 
-func (g *Generator) relay(pkt []byte, client netip.AddrPort, server serverID) bool {
+func (g *Relay) relay(pkt []byte, client netip.AddrPort, server serverID) bool {
 	switch {
 	case len(pkt) >= 4 && pkt[0]&0xC0 == 0x40:
 		return g.relayChannelData(pkt, client, server)
@@ -86,7 +86,7 @@ func (g *Generator) relay(pkt []byte, client netip.AddrPort, server serverID) bo
 
 // relaySend relays a Send indication (RFC 8656 §11.2) if the client's
 // allocation has a permission for the peer.
-func (g *Generator) relaySend(pkt []byte, client netip.AddrPort, server serverID) bool {
+func (g *Relay) relaySend(pkt []byte, client netip.AddrPort, server serverID) bool {
 	peer, data, ok := parseSend(pkt)
 	if !ok {
 		return false
@@ -106,7 +106,7 @@ func (g *Generator) relaySend(pkt []byte, client netip.AddrPort, server serverID
 	return true
 }
 
-func (g *Generator) relayChannelData(pkt []byte, client netip.AddrPort, server serverID) bool {
+func (g *Relay) relayChannelData(pkt []byte, client netip.AddrPort, server serverID) bool {
 	if len(pkt) < 4 {
 		return false
 	}

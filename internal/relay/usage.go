@@ -10,7 +10,7 @@ import (
 // Usage returns the traffic of the relay advertised as relayAddr (UDP
 // socket or RFC 6062 listener): live, or closed and awaiting pion's deletion report, whose
 // handler reads the final figures this way before calling Deleted.
-func (g *Generator) Usage(relayAddr net.Addr) (traffic.Usage, error) {
+func (g *Relay) Usage(relayAddr net.Addr) (traffic.Usage, error) {
 	if k, ok := tcpKey(relayAddr); ok {
 		return g.tcpUsage(k, relayAddr)
 	}
@@ -35,7 +35,7 @@ func (g *Generator) Usage(relayAddr net.Addr) (traffic.Usage, error) {
 // (an RFC 6062 relay: see tcpDisconnect). A UDP relay's socket closes, so data stops at once both ways, and pion's
 // goroutine for the socket, woken by the close, deletes the allocation
 // (its client's next request gets 437) and reports the deletion.
-func (g *Generator) Disconnect(relayAddr net.Addr) error {
+func (g *Relay) Disconnect(relayAddr net.Addr) error {
 	if k, ok := tcpKey(relayAddr); ok {
 		return g.tcpDisconnect(k, relayAddr)
 	}

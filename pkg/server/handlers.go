@@ -195,17 +195,17 @@ func (s *Server) events() turn.EventHandler {
 // through it), reservation hints are applied, and allocations that could not
 // be served are counted (pion answers those 508).
 func (s *Server) relayGenerator(lane *mmsg.Socket, hint *gate.PortHint) turn.RelayAddressGenerator {
-	return socketGenerator{Generator: s.relay, s: s, obs: s.obs, lane: lane, hint: hint}
+	return socketGenerator{Relay: s.relay, s: s, obs: s.obs, lane: lane, hint: hint}
 }
 
 // streamGenerator is relayGenerator for a plain TCP listener: its clients'
 // downlink is served by the relay's loops.
 func (s *Server) streamGenerator() turn.RelayAddressGenerator {
-	return socketGenerator{Generator: s.relay, s: s, obs: s.obs, stream: true}
+	return socketGenerator{Relay: s.relay, s: s, obs: s.obs, stream: true}
 }
 
 type socketGenerator struct {
-	*relay.Generator
+	*relay.Relay
 	s      *Server
 	obs    Observer
 	lane   *mmsg.Socket
@@ -222,11 +222,11 @@ func (c socketGenerator) AllocatePacketConn(conf turn.AllocateListenerConfig) (c
 	// pion's EVEN-PORT probes come without a port; the allocation itself
 	// asks for the even port pion picked, and gets a held pair instead.
 	if conf.RequestedPort != 0 && c.hint.TakeReserve() {
-		conn, addr, err = c.Generator.AllocatePairFor(conf, c.lane)
+		conn, addr, err = c.Relay.AllocatePairFor(conf, c.lane)
 	} else if c.stream {
-		conn, addr, err = c.Generator.AllocateStreamPacketConn(conf)
+		conn, addr, err = c.Relay.AllocateStreamPacketConn(conf)
 	} else {
-		conn, addr, err = c.Generator.AllocatePacketConnFor(conf, c.lane)
+		conn, addr, err = c.Relay.AllocatePacketConnFor(conf, c.lane)
 	}
 	if err == nil && even {
 		// Even ports are tried first: an odd one means none was free.
@@ -243,7 +243,7 @@ func (c socketGenerator) AllocatePacketConn(conf turn.AllocateListenerConfig) (c
 
 func (c socketGenerator) AllocateListener(conf turn.AllocateListenerConfig) (ln net.Listener, addr net.Addr, err error) {
 	defer c.catch(&err)
-	ln, addr, err = c.Generator.AllocateListener(conf)
+	ln, addr, err = c.Relay.AllocateListener(conf)
 	if err != nil {
 		c.obs.AllocationRejected(RejectCapacity)
 	}
@@ -253,7 +253,7 @@ func (c socketGenerator) AllocateListener(conf turn.AllocateListenerConfig) (ln 
 // AllocateConn dials an RFC 6062 Connect's peer, behind catch like the rest.
 func (c socketGenerator) AllocateConn(conf turn.AllocateConnConfig) (conn net.Conn, err error) {
 	defer c.catch(&err)
-	return c.Generator.AllocateConn(conf)
+	return c.Relay.AllocateConn(conf)
 }
 
 // catch is Server.catch for the relay generator, which must return an error

@@ -73,7 +73,7 @@ type Server struct {
 	cert     atomic.Pointer[tls.Certificate]
 	registry *allocation.Registry
 	gate     *gate.Gate
-	relay    *relay.Generator
+	relay    *relay.Relay
 	turn     *turn.Server
 
 	udp []*mmsg.Socket
