@@ -13,6 +13,6 @@
 // Connects with a deadline and bound the pending ones (tcprelay.go), and
 // count their permissions and channels for the caps (tcpbindings.go).
 //
-// It implements pion/turn's RelayAddressGenerator. It knows nothing about
+// pkg/server adapts it to pion/turn's RelayAddressGenerator. It knows nothing about
 // credentials, drains, HTTP or Prometheus.
 package relay

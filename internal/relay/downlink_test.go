@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/pion/stun/v4"
-	"github.com/pion/turn/v5"
 
 	"github.com/turnd/turnd/internal/mmsg"
 )
@@ -54,7 +53,7 @@ func TestDownlinkManySocketsAndLanes(t *testing.T) {
 	for _, fam := range []struct{ network, ip string }{{"udp4", "127.0.0.1"}, {"udp6", "::1"}} {
 		lanes := []*mmsg.Socket{listenLane(t, fam.network, fam.ip), listenLane(t, fam.network, fam.ip)}
 		for i := 0; i < 12; i++ {
-			pc, relayAddr, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: fam.network}, lanes[i%2])
+			pc, relayAddr, err := g.AllocateUDP(fam.network, 0, lanes[i%2])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +100,7 @@ func TestDownlinkForgetsClosedSockets(t *testing.T) {
 	lane := listenLane(t, "udp4", "127.0.0.1")
 	peer := listenLoopback(t, "udp4", "127.0.0.1")
 	open := func(client *net.UDPConn) *Conn {
-		pc, relayAddr, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, lane)
+		pc, relayAddr, err := g.AllocateUDP("udp4", 0, lane)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +142,7 @@ func TestDownlinkForgetsClosedSockets(t *testing.T) {
 func TestRelayCloseEndsLoops(t *testing.T) {
 	before := runtime.NumGoroutine()
 	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
-	pc, _, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, listenLane(t, "udp4", "127.0.0.1"))
+	pc, _, err := g.AllocateUDP("udp4", 0, listenLane(t, "udp4", "127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +158,7 @@ func TestRelayCloseEndsLoops(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
-	if _, _, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, listenLane(t, "udp4", "127.0.0.1")); err == nil {
+	if _, _, err := g.AllocateUDP("udp4", 0, listenLane(t, "udp4", "127.0.0.1")); err == nil {
 		t.Fatal("a closed relay handed out a relay for a UDP client")
 	}
 }
@@ -240,7 +239,7 @@ func TestDownlinkStreamClient(t *testing.T) {
 func TestLoopRelayNeedsAWriter(t *testing.T) {
 	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
 	t.Cleanup(g.Close)
-	pc, relayAddr, err := g.AllocateStreamPacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+	pc, relayAddr, err := g.AllocateUDPForStream("udp4", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +288,7 @@ func newStreamClient(t *testing.T, g *Relay, ln *net.TCPListener) streamClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc, relayAddr, err := g.AllocateStreamPacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+	pc, relayAddr, err := g.AllocateUDPForStream("udp4", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/pion/stun/v4"
-	"github.com/pion/turn/v5"
 
 	"github.com/turnd/turnd/internal/mmsg"
 )
@@ -45,7 +44,7 @@ func newFastPathRig(t testing.TB) *fastPathRig {
 	lo, hi := 20000, 40000
 	r.gen = New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: lo, MaxPort: hi})
 	t.Cleanup(r.gen.Close)
-	pc, relayAddr, err := r.gen.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, r.lane)
+	pc, relayAddr, err := r.gen.AllocateUDP("udp4", 0, r.lane)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +214,7 @@ func (x xorPeer) AddTo(m *stun.Message) error {
 
 func TestUnattachedRelayHandsEverythingToPion(t *testing.T) {
 	gen := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
-	pc, _, err := gen.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+	pc, _, err := gen.AllocateUDP("udp4", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pion/turn/v5"
-
 	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/pkg/traffic"
 )
@@ -85,8 +83,6 @@ type liveKey struct {
 	port int
 }
 
-var _ turn.RelayAddressGenerator = (*Relay)(nil)
-
 // New returns a Relay for opts.
 func New(opts Options) *Relay {
 	if opts.Counters == nil {
@@ -103,7 +99,7 @@ func New(opts Options) *Relay {
 // Counters returns the traffic totals of every relay socket this relay made.
 func (g *Relay) Counters() *traffic.Counters { return g.opts.Counters }
 
-// Validate implements turn.RelayAddressGenerator.
+// Validate reports options no allocation could be served with.
 func (g *Relay) Validate() error {
 	switch {
 	case g.opts.IPv4 == nil && g.opts.IPv6 == nil:
@@ -184,41 +180,37 @@ func (g *Relay) inUse(v6 bool, port int) bool {
 	return g.live[k] != nil || g.held[k] != nil || g.tcp[k] != nil
 }
 
-// AllocatePacketConn implements turn.RelayAddressGenerator for UDP relays.
-func (g *Relay) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.PacketConn, net.Addr, error) {
-	return g.AllocatePacketConnFor(conf, nil)
+// AllocateUDP makes the UDP relay socket of an allocation, on network
+// ("udp4" or "udp6") and port (0: any in the range), for a client arriving
+// on the client-facing UDP socket lane: a downlink loop reads its relay
+// socket and answers the client through the lane. A nil lane leaves the
+// downlink to pion's read loop (and Conn.ReadFrom's fast path), as for TLS
+// clients; such a relay socket is waited on through an epoll set of its own
+// (see mmsg.Socket), one more descriptor per allocation.
+func (g *Relay) AllocateUDP(network string, port int, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
+	return g.allocateUDP(network, port, lane, lane != nil)
 }
 
-// AllocatePacketConnFor is AllocatePacketConn for an allocation arriving on
-// the client-facing UDP socket lane: a downlink loop reads its relay socket
-// and answers the client through the lane. A nil lane leaves the downlink to
-// pion's read loop (and Conn.ReadFrom's fast path), as for TLS clients;
-// such a relay socket is waited on through an epoll set of its own (see
-// mmsg.Socket), one more descriptor per allocation.
-func (g *Relay) AllocatePacketConnFor(conf turn.AllocateListenerConfig, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
-	return g.allocatePacketConn(conf, lane, lane != nil)
+// AllocateUDPForStream is AllocateUDP for an allocation of a plain TCP
+// client: a downlink loop serves it, writing to the client's connection
+// without waiting (see AttachClient). TLS clients are served by pion's read
+// loop (AllocateUDP with no lane): their writes go through crypto/tls.
+func (g *Relay) AllocateUDPForStream(network string, port int) (net.PacketConn, net.Addr, error) {
+	return g.allocateUDP(network, port, nil, true)
 }
 
-// AllocateStreamPacketConn is AllocatePacketConn for an allocation of a
-// plain TCP client: a downlink loop serves it, writing to the client's
-// connection without waiting (see AttachClient). TLS clients are served by
-// pion's read loop (AllocatePacketConn): their writes go through crypto/tls.
-func (g *Relay) AllocateStreamPacketConn(conf turn.AllocateListenerConfig) (net.PacketConn, net.Addr, error) {
-	return g.allocatePacketConn(conf, nil, true)
-}
-
-func (g *Relay) allocatePacketConn(conf turn.AllocateListenerConfig, lane *mmsg.Socket, loop bool) (net.PacketConn, net.Addr, error) {
-	bind, external, v6, err := g.family(conf.Network)
+func (g *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, loop bool) (net.PacketConn, net.Addr, error) {
+	bind, external, v6, err := g.family(network)
 	if err != nil {
 		return nil, nil, err
 	}
 	var conn *mmsg.Socket
-	if conf.RequestedPort != 0 {
-		conn = g.takeHeld(liveKey{v6: v6, port: conf.RequestedPort})
+	if requested != 0 {
+		conn = g.takeHeld(liveKey{v6: v6, port: requested})
 	}
 	if conn == nil {
-		err = g.eachPort(conf.RequestedPort, v6, func(port int) error {
-			c, lerr := listenRelay(conf.Network, bind, port)
+		err = g.eachPort(requested, v6, func(port int) error {
+			c, lerr := listenRelay(network, bind, port)
 			conn = c
 			return lerr
 		})

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/pion/transport/v5/reuseport"
-	"github.com/pion/turn/v5"
 )
 
 func freePortRange(t *testing.T, n int) (int, int) {
@@ -52,7 +51,7 @@ func TestAllocateAdvertisesExternalAndCounts(t *testing.T) {
 	if err := g.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	conn, addr, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+	conn, addr, err := g.AllocateUDP("udp4", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,16 +113,16 @@ func TestExhaustedRangeFailsFast(t *testing.T) {
 		}
 	}()
 	for i := 0; i < 3; i++ {
-		c, _, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+		c, _, err := g.AllocateUDP("udp4", 0, nil)
 		if err != nil {
 			t.Fatalf("allocation %d: %v", i, err)
 		}
 		conns = append(conns, c)
 	}
-	if _, _, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"}); !errors.Is(err, ErrNoFreePort) {
+	if _, _, err := g.AllocateUDP("udp4", 0, nil); !errors.Is(err, ErrNoFreePort) {
 		t.Fatalf("fourth allocation: %v, want ErrNoFreePort", err)
 	}
-	if _, _, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp6"}); !errors.Is(err, ErrNoAddressForFamily) {
+	if _, _, err := g.AllocateUDP("udp6", 0, nil); !errors.Is(err, ErrNoAddressForFamily) {
 		t.Fatalf("udp6 without IPv6 relay: %v", err)
 	}
 }
@@ -138,7 +137,7 @@ func TestEvenPortsFirst(t *testing.T) {
 		}
 	}()
 	for i := 0; i < 8; i++ {
-		c, addr, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+		c, addr, err := g.AllocateUDP("udp4", 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +152,7 @@ func TestReservedPairHoldsTheOddPort(t *testing.T) {
 	lo, hi := freePortRange(t, 6)
 	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: lo, MaxPort: hi})
 	defer g.Close()
-	conn, addr, err := g.AllocatePairFor(turn.AllocateListenerConfig{Network: "udp4", RequestedPort: lo}, nil)
+	conn, addr, err := g.AllocatePair("udp4", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +167,7 @@ func TestReservedPairHoldsTheOddPort(t *testing.T) {
 		t.Fatalf("port %d was not held", p+1)
 	}
 	// ...but the reservation's own Allocate gets it.
-	odd, oddAddr, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4", RequestedPort: p + 1}, nil)
+	odd, oddAddr, err := g.AllocateUDP("udp4", p+1, nil)
 	if err != nil {
 		t.Fatalf("the reserved port: %v", err)
 	}
@@ -186,7 +185,7 @@ func TestReservationEndsWithItsAllocation(t *testing.T) {
 	lo, hi := freePortRange(t, 6)
 	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: lo, MaxPort: hi})
 	defer g.Close()
-	conn, addr, err := g.AllocatePairFor(turn.AllocateListenerConfig{Network: "udp4"}, nil)
+	conn, addr, err := g.AllocatePair("udp4", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,12 +199,12 @@ func TestReservationEndsWithItsAllocation(t *testing.T) {
 	}
 	c.Close()
 
-	conn, addr, err = g.AllocatePairFor(turn.AllocateListenerConfig{Network: "udp4"}, nil)
+	conn, addr, err = g.AllocatePair("udp4", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p = addr.(*net.UDPAddr).Port
-	odd, _, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4", RequestedPort: p + 1}, nil)
+	odd, _, err := g.AllocateUDP("udp4", p+1, nil)
 	if err != nil {
 		t.Fatalf("the reserved port: %v", err)
 	}
@@ -228,13 +227,13 @@ func TestEvenPortWithBusyPartnerIsAvoided(t *testing.T) {
 	lo += lo % 2 // an even start: pairs (lo, lo+1), (lo+2, lo+3)
 	hi = lo + 3
 	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: lo, MaxPort: hi})
-	odd, _, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4", RequestedPort: lo + 1})
+	odd, _, err := g.AllocateUDP("udp4", lo+1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer odd.Close()
 	for i := 0; i < 10; i++ {
-		c, addr, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+		c, addr, err := g.AllocateUDP("udp4", 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

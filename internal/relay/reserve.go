@@ -6,8 +6,6 @@ import (
 	"net"
 	"time"
 
-	"github.com/pion/turn/v5"
-
 	"github.com/turnd/turnd/internal/mmsg"
 )
 
@@ -24,12 +22,12 @@ type held struct {
 	timer *time.Timer
 }
 
-// AllocatePairFor allocates an even relay port P for an Allocate with
-// EVEN-PORT (R bit) and keeps P+1 bound, so the later Allocate presenting
-// the reservation token gets it even if the host is busy (pion alone
-// checks P+1 only by number).
-func (g *Relay) AllocatePairFor(conf turn.AllocateListenerConfig, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
-	bind, _, v6, err := g.family(conf.Network)
+// AllocatePair is AllocateUDP on an even relay port P, of its own choice,
+// for an Allocate with EVEN-PORT (R bit); it keeps P+1 bound, so the later
+// Allocate presenting the reservation token gets it even if the host is
+// busy (pion alone checks P+1 only by number).
+func (g *Relay) AllocatePair(network string, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
+	bind, _, v6, err := g.family(network)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -44,12 +42,11 @@ func (g *Relay) AllocatePairFor(conf turn.AllocateListenerConfig, lane *mmsg.Soc
 		if g.tcpHolds(v6, p+1) { // an RFC 6062 relay's port: a UDP bind would not notice
 			continue
 		}
-		odd, err := listenRelay(conf.Network, bind, p+1)
+		odd, err := listenRelay(network, bind, p+1)
 		if err != nil {
 			continue
 		}
-		conf.RequestedPort = p
-		conn, addr, err := g.AllocatePacketConnFor(conf, lane)
+		conn, addr, err := g.AllocateUDP(network, p, lane)
 		if err != nil {
 			_ = odd.Close()
 			continue

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pion/turn/v5"
-
 	"github.com/turnd/turnd/internal/stacks"
 )
 
@@ -50,7 +48,7 @@ func TestRetireAfterReport(t *testing.T) {
 			if !tc.loop {
 				lane = nil
 			}
-			pc, relayAddr, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, lane)
+			pc, relayAddr, err := g.AllocateUDP("udp4", 0, lane)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +91,7 @@ func TestRetireAfterReport(t *testing.T) {
 // lookup deletes the allocation, as it must.
 func TestRetireNotOnShutdown(t *testing.T) {
 	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
-	pc, relayAddr, err := g.AllocatePacketConnFor(turn.AllocateListenerConfig{Network: "udp4"}, listenLane(t, "udp4", "127.0.0.1"))
+	pc, relayAddr, err := g.AllocateUDP("udp4", 0, listenLane(t, "udp4", "127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pion/turn/v5"
 )
 
 // watchLog records what a Loop does with a watched connection.
@@ -151,7 +149,7 @@ func TestLoopReleasesOnClose(t *testing.T) {
 func TestReactorOnlyForLoopRelays(t *testing.T) {
 	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
 	t.Cleanup(g.Close)
-	pc, relayAddr, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+	pc, relayAddr, err := g.AllocateUDP("udp4", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

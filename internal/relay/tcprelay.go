@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/pion/transport/v5/reuseport"
-	"github.com/pion/turn/v5"
 )
 
 // RFC 6062 TCP relays. Their listener and the outgoing Connect sockets
@@ -40,21 +39,22 @@ type tcpRelay struct {
 	traffic   *tcpTraffic            // their bytes and rate (tcpusage.go)
 }
 
-// AllocateListener implements turn.RelayAddressGenerator for RFC 6062 TCP relays.
-func (g *Relay) AllocateListener(conf turn.AllocateListenerConfig) (net.Listener, net.Addr, error) {
-	bind, external, v6, err := g.family(conf.Network)
+// AllocateTCP makes the listener of an RFC 6062 TCP relay, on network
+// ("tcp4" or "tcp6") and port (0: any in the range).
+func (g *Relay) AllocateTCP(network string, port int) (net.Listener, net.Addr, error) {
+	bind, external, v6, err := g.family(network)
 	if err != nil {
 		return nil, nil, err
 	}
 	lc := net.ListenConfig{Control: reuseport.Control}
 	var ln net.Listener
 	var key liveKey
-	err = g.eachPort(conf.RequestedPort, v6, func(port int) error {
+	err = g.eachPort(port, v6, func(port int) error {
 		k := liveKey{v6: v6, port: port}
 		if !g.claimTCP(k) {
 			return ErrNoFreePort
 		}
-		l, lerr := lc.Listen(context.Background(), conf.Network, net.JoinHostPort(bind.String(), strconv.Itoa(port)))
+		l, lerr := lc.Listen(context.Background(), network, net.JoinHostPort(bind.String(), strconv.Itoa(port)))
 		if lerr != nil {
 			g.releaseTCP(k)
 			return lerr
@@ -154,35 +154,35 @@ func tcpKey(relayAddr net.Addr) (liveKey, bool) {
 	return liveKey{v6: ta.IP.To4() == nil, port: ta.Port}, true
 }
 
-// AllocateConn implements turn.RelayAddressGenerator: the outgoing TCP
-// connection of an RFC 6062 Connect request, from the relay's own port.
+// Connect dials the outgoing TCP connection of an RFC 6062 Connect request
+// to peer, from the port of the relay advertised as relayAddr.
 // It runs on the goroutine of the client's control connection (pion
 // handles Connect there), which reads no other client; the dial has a
 // deadline (pion answers 447 when it passes) and the allocation's pending
 // Connects are bounded.
-func (g *Relay) AllocateConn(conf turn.AllocateConnConfig) (net.Conn, error) {
-	bind, _, _, err := g.family(conf.Network)
+func (g *Relay) Connect(network string, relayAddr, peer net.Addr) (net.Conn, error) {
+	bind, _, _, err := g.family(network)
 	if err != nil {
 		return nil, err
 	}
-	k, ok := tcpKey(conf.LocalAddr)
+	k, ok := tcpKey(relayAddr)
 	if !ok {
 		// A Connect on a UDP allocation (RFC 6062 §5.2: the gate answers it 400).
-		return nil, fmt.Errorf("connect from relay %v: %w", conf.LocalAddr, ErrNotTracked)
+		return nil, fmt.Errorf("connect from relay %v: %w", relayAddr, ErrNotTracked)
 	}
-	if g.forbiddenTCP(conf.RemoteAddr) {
-		return nil, fmt.Errorf("connect to %v: %w", conf.RemoteAddr, ErrForbiddenPeer)
+	if g.forbiddenTCP(peer) {
+		return nil, fmt.Errorf("connect to %v: %w", peer, ErrForbiddenPeer)
 	}
 	r, err := g.startConnect(k)
 	if err != nil {
-		return nil, fmt.Errorf("connect from relay %v: %w", conf.LocalAddr, err)
+		return nil, fmt.Errorf("connect from relay %v: %w", relayAddr, err)
 	}
 	timeout := g.opts.ConnectTimeout
 	if timeout <= 0 {
 		timeout = DefaultConnectTimeout
 	}
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: bind, Port: k.port}, Control: reuseport.Control, Timeout: timeout}
-	conn, err := d.Dial(conf.Network, conf.RemoteAddr.String())
+	conn, err := d.Dial(network, peer.String())
 	if err != nil {
 		g.endConnect(k, r)
 		return nil, fmt.Errorf("connect tcp relay to peer: %w", err)

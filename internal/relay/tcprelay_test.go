@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pion/turn/v5"
-
 	"github.com/turnd/turnd/internal/testturn"
 )
 
@@ -24,7 +22,7 @@ func tcpTestRelay(t *testing.T, ports int, opts Options) *Relay {
 
 func allocateTCP(t *testing.T, g *Relay) (net.Listener, *net.TCPAddr) {
 	t.Helper()
-	ln, addr, err := g.AllocateListener(turn.AllocateListenerConfig{Network: "tcp4"})
+	ln, addr, err := g.AllocateTCP("tcp4", 0)
 	if err != nil {
 		t.Fatalf("allocate tcp relay: %v", err)
 	}
@@ -39,13 +37,13 @@ func allocateTCP(t *testing.T, g *Relay) (net.Listener, *net.TCPAddr) {
 func TestTCPRelayPortBelongsToOneAllocation(t *testing.T) {
 	g := tcpTestRelay(t, 1, Options{})
 	ln, _ := allocateTCP(t, g)
-	if ln2, addr, err := g.AllocateListener(turn.AllocateListenerConfig{Network: "tcp4"}); err == nil {
+	if ln2, addr, err := g.AllocateTCP("tcp4", 0); err == nil {
 		_ = ln2.Close()
 		t.Fatalf("second tcp relay got %v, the port of the first", addr)
 	} else if !errors.Is(err, ErrNoFreePort) {
 		t.Fatalf("second tcp relay: %v, want ErrNoFreePort", err)
 	}
-	if pc, addr, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"}); err == nil {
+	if pc, addr, err := g.AllocateUDP("udp4", 0, nil); err == nil {
 		_ = pc.Close()
 		t.Fatalf("udp relay got %v, the port of a tcp relay", addr)
 	}
@@ -65,7 +63,7 @@ func TestTCPRelayConnectHasDeadline(t *testing.T) {
 	done := make(chan error, 1)
 	began := time.Now()
 	go func() {
-		c, err := g.AllocateConn(turn.AllocateConnConfig{Network: "tcp4", LocalAddr: relay, RemoteAddr: peer})
+		c, err := g.Connect("tcp4", relay, peer)
 		if c != nil {
 			_ = c.Close()
 		}
@@ -125,7 +123,7 @@ func TestTCPRelayPendingConnectsBounded(t *testing.T) {
 		}
 	})
 	connect := func(i int) (net.Conn, error) {
-		return g.AllocateConn(turn.AllocateConnConfig{Network: "tcp4", LocalAddr: relay, RemoteAddr: peers[i]})
+		return g.Connect("tcp4", relay, peers[i])
 	}
 	for i := 0; i < MaxPendingConnects; i++ {
 		c, err := connect(i)
@@ -164,7 +162,7 @@ func TestTCPRelayConnectRefusesOwnSockets(t *testing.T) {
 	ownAP := own.Addr().(*net.TCPAddr).AddrPort()
 	g := tcpTestRelay(t, 2, Options{Forbidden: func(a netip.AddrPort) bool { return a == ownAP }})
 	_, relay := allocateTCP(t, g)
-	c, err := g.AllocateConn(turn.AllocateConnConfig{Network: "tcp4", LocalAddr: relay, RemoteAddr: own.Addr()})
+	c, err := g.Connect("tcp4", relay, own.Addr())
 	if !errors.Is(err, ErrForbiddenPeer) {
 		if c != nil {
 			c.Close()

@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/pion/turn/v5"
 )
 
 // tcpPeer is a TCP listener on ip whose accepted connections the test reads.
@@ -107,7 +105,7 @@ func TestTCPRelayRevokeDeniedPeer(t *testing.T) {
 	keptLn, keptAccepted := tcpPeer(t, "127.0.0.2")
 	var relayed []net.Conn
 	for _, peer := range []net.Addr{deniedLn.Addr(), keptLn.Addr()} {
-		c, err := g.AllocateConn(turn.AllocateConnConfig{Network: "tcp4", LocalAddr: relay, RemoteAddr: peer})
+		c, err := g.Connect("tcp4", relay, peer)
 		if err != nil {
 			t.Fatalf("connect to %v: %v", peer, err)
 		}
@@ -161,7 +159,7 @@ func TestTCPRelayStaleConnectFreesNoPlace(t *testing.T) {
 	g := tcpTestRelay(t, 1, Options{})
 	ln, relay := allocateTCP(t, g)
 	first, _ := tcpPeer(t, "127.0.0.1")
-	stale, err := g.AllocateConn(turn.AllocateConnConfig{Network: "tcp4", LocalAddr: relay, RemoteAddr: first.Addr()})
+	stale, err := g.Connect("tcp4", relay, first.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +172,7 @@ func TestTCPRelayStaleConnectFreesNoPlace(t *testing.T) {
 		t.Fatalf("second allocation on port %d, want %d", again.Port, relay.Port)
 	}
 	second, _ := tcpPeer(t, "127.0.0.1")
-	c, err := g.AllocateConn(turn.AllocateConnConfig{Network: "tcp4", LocalAddr: again, RemoteAddr: second.Addr()})
+	c, err := g.Connect("tcp4", again, second.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 type tcpTraffic struct {
 	tally            tally
 	toRate, fromRate bucket
-	ln               *tcpListener // closed by Disconnect; nil until AllocateListener returns it
+	ln               *tcpListener // closed by Disconnect; nil until AllocateTCP returns it
 	gone             chan struct{}
 	goneOnce         sync.Once
 }

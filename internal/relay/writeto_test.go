@@ -4,8 +4,6 @@ import (
 	"net"
 	"net/netip"
 	"testing"
-
-	"github.com/pion/turn/v5"
 )
 
 // pionUplink is a UDP relay whose Forbidden option does what the server's
@@ -27,7 +25,7 @@ func pionUplink(tb testing.TB) (*Conn, *net.UDPAddr, *net.UDPAddr) {
 			return false
 		}})
 	tb.Cleanup(g.Close)
-	pc, _, err := g.AllocatePacketConn(turn.AllocateListenerConfig{Network: "udp4"})
+	pc, _, err := g.AllocateUDP("udp4", 0, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

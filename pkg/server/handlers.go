@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"net/netip"
 	"time"
@@ -11,8 +10,6 @@ import (
 	"github.com/pion/turn/v5"
 
 	"github.com/turnd/turnd/internal/gate"
-	"github.com/turnd/turnd/internal/mmsg"
-	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/auth"
 )
@@ -187,80 +184,5 @@ func (s *Server) events() turn.EventHandler {
 			// Last: src may be the object the relay retires (relay/retire.go).
 			s.relay.Deleted(info.Relay)
 		},
-	}
-}
-
-// relayGenerator hands pion the shared relay generator for one listening
-// socket: relay sockets learn their lane (the fast path answers clients
-// through it), reservation hints are applied, and allocations that could not
-// be served are counted (pion answers those 508).
-func (s *Server) relayGenerator(lane *mmsg.Socket, hint *gate.PortHint) turn.RelayAddressGenerator {
-	return socketGenerator{Relay: s.relay, s: s, obs: s.obs, lane: lane, hint: hint}
-}
-
-// streamGenerator is relayGenerator for a plain TCP listener: its clients'
-// downlink is served by the relay's loops.
-func (s *Server) streamGenerator() turn.RelayAddressGenerator {
-	return socketGenerator{Relay: s.relay, s: s, obs: s.obs, stream: true}
-}
-
-type socketGenerator struct {
-	*relay.Relay
-	s      *Server
-	obs    Observer
-	lane   *mmsg.Socket
-	hint   *gate.PortHint
-	stream bool
-}
-
-func (c socketGenerator) AllocatePacketConn(conf turn.AllocateListenerConfig) (conn net.PacketConn, addr net.Addr, err error) {
-	defer c.catch(&err)
-	if p := c.hint.Take(); p != 0 && conf.RequestedPort == 0 {
-		conf.RequestedPort = p
-	}
-	even := c.hint.TakeEven() && conf.RequestedPort == 0
-	// pion's EVEN-PORT probes come without a port; the allocation itself
-	// asks for the even port pion picked, and gets a held pair instead.
-	if conf.RequestedPort != 0 && c.hint.TakeReserve() {
-		conn, addr, err = c.Relay.AllocatePairFor(conf, c.lane)
-	} else if c.stream {
-		conn, addr, err = c.Relay.AllocateStreamPacketConn(conf)
-	} else {
-		conn, addr, err = c.Relay.AllocatePacketConnFor(conf, c.lane)
-	}
-	if err == nil && even {
-		// Even ports are tried first: an odd one means none was free.
-		if ua, ok := addr.(*net.UDPAddr); ok && ua.Port%2 != 0 {
-			_ = conn.Close()
-			conn, addr, err = nil, nil, fmt.Errorf("allocate even relay port: %w", relay.ErrNoFreePort)
-		}
-	}
-	if err != nil {
-		c.obs.AllocationRejected(RejectCapacity)
-	}
-	return conn, addr, err
-}
-
-func (c socketGenerator) AllocateListener(conf turn.AllocateListenerConfig) (ln net.Listener, addr net.Addr, err error) {
-	defer c.catch(&err)
-	ln, addr, err = c.Relay.AllocateListener(conf)
-	if err != nil {
-		c.obs.AllocationRejected(RejectCapacity)
-	}
-	return ln, addr, err
-}
-
-// AllocateConn dials an RFC 6062 Connect's peer, behind catch like the rest.
-func (c socketGenerator) AllocateConn(conf turn.AllocateConnConfig) (conn net.Conn, err error) {
-	defer c.catch(&err)
-	return c.Relay.AllocateConn(conf)
-}
-
-// catch is Server.catch for the relay generator, which must return an error
-// (pion answers 508) rather than a nil socket.
-func (c socketGenerator) catch(err *error) {
-	if v := recover(); v != nil {
-		c.s.recovered("relay address generator", v)
-		*err = fmt.Errorf("allocate relay: %w", errRecovered)
 	}
 }
