@@ -91,27 +91,3 @@ func (g *Relay) takeHeld(k liveKey) *mmsg.Socket {
 	}
 	return h.conn
 }
-
-// Close releases every held reservation and stops the downlink loops (the
-// server is stopping; its allocations are closed already).
-func (g *Relay) Close() {
-	g.loopsOnce.Do(func() {}) // no loop starts after this
-	g.closeOnce.Do(func() {
-		g.mu.Lock()
-		g.retiring = nil
-		g.mu.Unlock()
-		close(g.closed)
-	})
-	for _, d := range g.loops {
-		d.close()
-	}
-	g.mu.Lock()
-	hs := g.held
-	g.held = make(map[liveKey]*held)
-	g.mu.Unlock()
-	for _, h := range hs {
-		if h.timer.Stop() {
-			_ = h.conn.Close()
-		}
-	}
-}

@@ -1,0 +1,140 @@
+package relay
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/turnd/turnd/pkg/traffic"
+)
+
+// Options configure a Relay.
+type Options struct {
+	// IPv4 and IPv6 are the addresses relay sockets bind to, one per family;
+	// nil means allocations of that family are refused (pion answers 508).
+	IPv4, IPv6 net.IP
+	// External4 and External6 are advertised in XOR-RELAYED-ADDRESS instead
+	// of the bind address (a server behind NAT); nil means the bind address.
+	External4, External6 net.IP
+	// MinPort and MaxPort bound the relay ports, inclusive.
+	MinPort, MaxPort int
+	// Counters receives the relayed traffic totals; nil allocates fresh ones.
+	Counters *traffic.Counters
+	// Forbidden reports peers no data may be sent to whatever the
+	// permissions say: the server's own listening and HTTP sockets, and
+	// peers a reload denied (see Revoke). nil: none.
+	Forbidden func(netip.AddrPort) bool
+	// ConnectTimeout bounds the dial of an RFC 6062 Connect (pion answers
+	// 447 when it passes); 0 means DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// Panicked is told of a panic recovered in a downlink loop; the loop
+	// dropped the descriptor it was handling and carried on. nil: none.
+	Panicked func(v any)
+}
+
+// Relay owns the peer-facing side of every allocation: its relay sockets
+// and ports, RFC 6062 listeners and dials, the fast path's tables of
+// clients, permissions and channels, and the downlink loops that move
+// peers' data to clients. It is safe for concurrent use.
+type Relay struct {
+	opts Options
+
+	mu   sync.Mutex
+	live map[liveKey]*Conn
+	held map[liveKey]*held // second ports of reserved pairs
+	// tcp holds the RFC 6062 relays (tcprelay.go); a port number is in at
+	// most one of live, held and tcp. tcpByClient finds one by its client.
+	tcp         map[liveKey]*tcpRelay
+	tcpByClient map[clientKey]*tcpRelay
+	up          shardedMap[upKey, upRoute]
+	byClient    shardedMap[clientKey, *Conn] // for Send indications
+
+	// tcpEnded keeps the traffic of RFC 6062 relays whose listener closed
+	// until pion reports their deletion (tcpusage.go); made on first use.
+	tcpEnded map[liveKey]*tcpTraffic
+
+	// servers numbers turnd's addresses (UDP sockets' and TCP or TLS
+	// connections' local addresses) for the fast path's keys (serverID):
+	// a handful, one per listen address and local IP; under mu.
+	servers map[serverAddr]serverID
+
+	// retiring holds closed sockets until pion reports their allocation
+	// deleted (retire.go); nil once the relay has closed.
+	retiring  map[liveKey]*Conn
+	closed    chan struct{}
+	closeOnce sync.Once
+
+	loopsOnce sync.Once
+	loops     []*downlink // one per two CPUs, started with the first allocation they serve
+	loopsErr  error
+	nextLoop  atomic.Uint32
+
+	epoch time.Time // the rate limits' clock starts here (monotonic)
+}
+
+type liveKey struct {
+	v6   bool
+	port int
+}
+
+// New returns a Relay for opts.
+func New(opts Options) *Relay {
+	if opts.Counters == nil {
+		opts.Counters = &traffic.Counters{}
+	}
+	return &Relay{
+		opts: opts, live: make(map[liveKey]*Conn), held: make(map[liveKey]*held),
+		tcp: make(map[liveKey]*tcpRelay), tcpByClient: make(map[clientKey]*tcpRelay),
+		retiring: make(map[liveKey]*Conn), closed: make(chan struct{}), servers: make(map[serverAddr]serverID),
+		epoch: time.Now(),
+	}
+}
+
+// Close releases every held reservation and stops the downlink loops (the
+// server is stopping; its allocations are closed already).
+func (g *Relay) Close() {
+	g.loopsOnce.Do(func() {}) // no loop starts after this
+	g.closeOnce.Do(func() {
+		g.mu.Lock()
+		g.retiring = nil
+		g.mu.Unlock()
+		close(g.closed)
+	})
+	for _, d := range g.loops {
+		d.close()
+	}
+	g.mu.Lock()
+	hs := g.held
+	g.held = make(map[liveKey]*held)
+	g.mu.Unlock()
+	for _, h := range hs {
+		if h.timer.Stop() {
+			_ = h.conn.Close()
+		}
+	}
+}
+
+// Counters returns the traffic totals of every relay socket this relay made.
+func (g *Relay) Counters() *traffic.Counters { return g.opts.Counters }
+
+// Validate reports options no allocation could be served with.
+func (g *Relay) Validate() error {
+	switch {
+	case g.opts.IPv4 == nil && g.opts.IPv6 == nil:
+		return fmt.Errorf("validate relay: %w", ErrNoAddressForFamily)
+	case g.opts.MinPort < 1 || g.opts.MaxPort > 65535 || g.opts.MinPort > g.opts.MaxPort:
+		return fmt.Errorf("validate relay: bad port range %d-%d", g.opts.MinPort, g.opts.MaxPort)
+	}
+	return nil
+}
+
+// Serves reports whether relay sockets of the family (v6 or not) can be made.
+func (g *Relay) Serves(v6 bool) bool {
+	if v6 {
+		return g.opts.IPv6 != nil
+	}
+	return g.opts.IPv4 != nil
+}

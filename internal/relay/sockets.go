@@ -1,0 +1,141 @@
+package relay
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"runtime"
+
+	"github.com/turnd/turnd/internal/mmsg"
+)
+
+// AllocateUDP makes the UDP relay socket of an allocation, on network
+// ("udp4" or "udp6") and port (0: any in the range), for a client arriving
+// on the client-facing UDP socket lane: a downlink loop reads its relay
+// socket and answers the client through the lane. A nil lane leaves the
+// downlink to pion's read loop (and Conn.ReadFrom's fast path), as for TLS
+// clients; such a relay socket is waited on through an epoll set of its own
+// (see mmsg.Socket), one more descriptor per allocation.
+func (g *Relay) AllocateUDP(network string, port int, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
+	return g.allocateUDP(network, port, lane, lane != nil)
+}
+
+// AllocateUDPForStream is AllocateUDP for an allocation of a plain TCP
+// client: a downlink loop serves it, writing to the client's connection
+// without waiting (see AttachClient). TLS clients are served by pion's read
+// loop (AllocateUDP with no lane): their writes go through crypto/tls.
+func (g *Relay) AllocateUDPForStream(network string, port int) (net.PacketConn, net.Addr, error) {
+	return g.allocateUDP(network, port, nil, true)
+}
+
+func (g *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, loop bool) (net.PacketConn, net.Addr, error) {
+	bind, external, v6, err := g.family(network)
+	if err != nil {
+		return nil, nil, err
+	}
+	var conn *mmsg.Socket
+	if requested != 0 {
+		conn = g.takeHeld(liveKey{v6: v6, port: requested})
+	}
+	if conn == nil {
+		err = g.eachPort(requested, v6, func(port int) error {
+			c, lerr := listenRelay(network, bind, port)
+			conn = c
+			return lerr
+		})
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
+	}
+	port := conn.LocalAddr().(*net.UDPAddr).Port
+	cc := &Conn{Socket: conn, gen: g, key: liveKey{v6: v6, port: port}, lane: lane,
+		txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: dataIndicationHead4}
+	if lane != nil {
+		cc.server = g.serverOf(lane.LocalAddr())
+	}
+	if v6 {
+		cc.head = dataIndicationHead6
+	}
+	cc.fd = int32(conn.Fd())
+	if cc.raw, err = mmsg.NewRaw(conn); err != nil {
+		_ = conn.Close()
+		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
+	}
+	if loop {
+		if err := g.watch(cc); err != nil {
+			_ = conn.Close()
+			return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
+		}
+	}
+	g.mu.Lock()
+	g.live[cc.key] = cc
+	g.mu.Unlock()
+	return cc, &net.UDPAddr{IP: external, Port: port}, nil
+}
+
+// watch hands the relay socket of a UDP or plain TCP client's allocation to
+// a downlink loop, round robin.
+func (g *Relay) watch(c *Conn) error {
+	g.loopsOnce.Do(func() {
+		for range downlinkLoops(runtime.GOMAXPROCS(0)) {
+			d, err := newDownlink(g)
+			if err != nil {
+				g.loopsErr = err
+				return
+			}
+			g.loops = append(g.loops, d)
+		}
+	})
+	if g.loopsErr != nil {
+		return g.loopsErr
+	}
+	d := g.loops[int(g.nextLoop.Add(1))%len(g.loops)]
+	c.done = make(chan struct{})
+	if err := d.add(c); err != nil {
+		return err
+	}
+	c.loop = d
+	return nil
+}
+
+// conn finds the live UDP relay socket advertised as relayAddr.
+func (g *Relay) conn(relayAddr net.Addr) (*Conn, error) {
+	ua, ok := relayAddr.(*net.UDPAddr)
+	if !ok {
+		return nil, fmt.Errorf("relay %v: %w", relayAddr, ErrNotTracked)
+	}
+	g.mu.Lock()
+	cc := g.live[liveKey{v6: ua.IP.To4() == nil, port: ua.Port}]
+	g.mu.Unlock()
+	if cc == nil {
+		return nil, fmt.Errorf("relay %v: %w", relayAddr, ErrNotTracked)
+	}
+	return cc, nil
+}
+
+// forget drops a closed socket and every uplink route through it.
+func (g *Relay) forget(c *Conn) {
+	g.mu.Lock()
+	if g.live[c.key] == c {
+		delete(g.live, c.key)
+	}
+	g.mu.Unlock()
+	g.releasePartner(c.key)
+	if cp := c.client.Load(); cp != nil {
+		g.byClient.del(cp.key(c.server), c)
+		if chans := c.chans.Load(); chans != nil {
+			for _, ch := range *chans {
+				g.up.del(upKey{client: unmap(cp.addr), server: c.server, number: ch.number}, c)
+			}
+		}
+	}
+}
+
+// SetDontFragment turns on DF for the live UDP relay socket advertised as relayAddr.
+func (g *Relay) SetDontFragment(relayAddr net.Addr) error {
+	cc, err := g.conn(relayAddr)
+	if err != nil {
+		return fmt.Errorf("set don't-fragment: %w", err)
+	}
+	return setDontFragment(cc.Socket)
+}
