@@ -278,6 +278,29 @@ func BenchmarkUplinkChannelData(b *testing.B) {
 	}
 }
 
+// BenchmarkUplinkSendIndication is the Send indication fast path: parse,
+// client lookup, permission check, send.
+func BenchmarkUplinkSendIndication(b *testing.B) {
+	r := newFastPathRig(b)
+	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
+	peerUDP := r.peer.LocalAddr().(*net.UDPAddr)
+	if err := r.gen.Permit(r.relay.LocalAddr(), peerUDP.IP, false); err != nil {
+		b.Fatal(err)
+	}
+	send, err := stun.Build(stun.TransactionID, stun.NewType(stun.MethodSend, stun.ClassIndication),
+		xorPeer{peerUDP}, stun.RawAttribute{Type: stun.AttrData, Length: 160, Value: make([]byte, 160)}, stun.Fingerprint)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(160)
+	for b.Loop() {
+		if !r.up(send.Raw, clientAP) {
+			b.Fatal("Send indication not relayed")
+		}
+	}
+}
+
 func relayAddrOf(r *fastPathRig) net.Addr { return r.relay.LocalAddr() }
 
 func netipAddrPortWithPort(a netip.AddrPort, port uint16) netip.AddrPort {
