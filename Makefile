@@ -32,7 +32,7 @@ test-go:
 # replays): new crashers surface in CI, bounded at FUZZTIME inputs each (a count, not a duration: a time limit races the fuzzer's own shutdown and fails spuriously).
 FUZZTIME ?= 20000x
 FUZZ_TARGETS := pkg/server:FuzzServerPacket internal/gate:FuzzInspect internal/gate:FuzzStream internal/gate:FuzzStreamReactor pkg/config:FuzzParse \
-	pkg/auth:FuzzKeys pkg/peerfilter:FuzzParseEntry internal/relay:FuzzParseSend internal/relay:FuzzChannelData \
+	pkg/auth:FuzzKeys pkg/peerfilter:FuzzParseEntry internal/wire:FuzzWire internal/relay:FuzzChannelData \
 	pkg/server:FuzzProxyHeader
 test-fuzz:
 	@for t in $(FUZZ_TARGETS); do \

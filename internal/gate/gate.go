@@ -2,11 +2,11 @@ package gate
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"net"
 	"net/netip"
 	"sync/atomic"
 
+	"github.com/turnd/turnd/internal/wire"
 	"github.com/turnd/turnd/pkg/ratelimit"
 )
 
@@ -79,19 +79,6 @@ func (g *Gate) SetPolicy(p *Policy) {
 	g.policy.Store(p)
 }
 
-// STUN message types (RFC 8489 §5, RFC 8656 §17) of the requests the gate reads.
-const (
-	typeBindingRequest     = 0x0001
-	typeAllocateRequest    = 0x0003
-	typeRefreshRequest     = 0x0004
-	typeChannelBindRequest = 0x0009
-	typeConnectRequest     = 0x000A // RFC 6062; ConnectionBind's is in stream.go
-
-	typeCreatePermissionRequest = 0x0008
-	classMask                   = 0x0110
-	classRequest                = 0x0000
-)
-
 // Inspect decides what happens to one client packet. pkt is not retained;
 // a rewritten packet is returned in a fresh slice.
 //
@@ -104,11 +91,11 @@ func (g *Gate) Inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Ve
 
 // inspect is Inspect plus the relay port a reservation token resolved to.
 func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Verdict, int) {
-	if len(pkt) < 20 || pkt[0]&0xC0 != 0 {
+	if !wire.IsSTUN(pkt) {
 		return nil, Pass, 0
 	}
-	t := binary.BigEndian.Uint16(pkt)
-	if t&classMask != classRequest {
+	t := wire.Type(pkt)
+	if t&wire.ClassMask != wire.ClassRequest {
 		return nil, Pass, 0
 	}
 	integrity, fingerprintOK := scan(pkt)
@@ -127,11 +114,11 @@ func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Ve
 	}
 	// STUN Binding is answered without checking credentials, whatever it
 	// carries, so it always counts as unauthenticated.
-	if t == typeBindingRequest || !integrity {
+	if t == wire.TypeBindingRequest || !integrity {
 		// The first leg of every transaction, STUN Binding, or junk: the
 		// server answers it without knowing who asks.
 		out, v, port := g.unverified(src)
-		if v == Pass && t == typeAllocateRequest && g.redirectUnsigned(p, pkt, src, r) {
+		if v == Pass && t == wire.TypeAllocateRequest && g.redirectUnsigned(p, pkt, src, r) {
 			return nil, Answered, 0
 		}
 		return out, v, port
@@ -166,38 +153,21 @@ func (g *Gate) panicked(v any) {
 	}
 }
 
-// STUN attributes scan looks for (RFC 8489 §18.3).
-const (
-	attrMessageIntegrity       = 0x0008
-	attrMessageIntegritySHA256 = 0x001C
-	attrFingerprint            = 0x8028
-	fingerprintXOR             = 0x5354554e
-	magicCookie                = 0x2112A442
-)
-
 // scan walks a STUN message's attribute headers without decoding: whether
-// it carries MESSAGE-INTEGRITY(-SHA256), and whether its FINGERPRINT, if
-// any, matches (RFC 8489 §14.7: CRC-32 of the message up to it, XOR
-// 0x5354554e).
+// it carries MESSAGE-INTEGRITY(-SHA256), even a truncated one, and whether
+// its FINGERPRINT, if any, matches.
 func scan(pkt []byte) (integrity, fingerprintOK bool) {
-	end := min(len(pkt), 20+int(binary.BigEndian.Uint16(pkt[2:4])))
-	for off := 20; off+4 <= end; {
-		t := binary.BigEndian.Uint16(pkt[off:])
-		l := int(binary.BigEndian.Uint16(pkt[off+2:]))
-		switch t {
-		case attrMessageIntegrity, attrMessageIntegritySHA256:
+	a := wire.Walk(pkt)
+	for a.Next() {
+		switch a.Type() {
+		case wire.AttrMessageIntegrity, wire.AttrMessageIntegritySHA256:
 			integrity = true
-		case attrFingerprint:
-			if binary.BigEndian.Uint32(pkt[4:8]) != magicCookie {
+		case wire.AttrFingerprint:
+			if binary.BigEndian.Uint32(pkt[4:8]) != wire.MagicCookie {
 				return integrity, true // not RFC 8489 STUN: pion ignores it as it always has
 			}
-			if l != 4 || off+8 > end {
-				return integrity, false
-			}
-			want := crc32.ChecksumIEEE(pkt[:off]) ^ fingerprintXOR
-			return integrity, binary.BigEndian.Uint32(pkt[off+4:]) == want
+			return integrity, wire.FingerprintOK(pkt, &a)
 		}
-		off += 4 + (l+3)&^3
 	}
 	return integrity, true
 }

@@ -1,16 +1,11 @@
 package gate
 
 import (
-	"encoding/binary"
 	"net"
 
 	"github.com/pion/stun/v4"
-)
 
-// The class bits of STUN responses (RFC 8489 §5).
-const (
-	classSuccessResponse = 0x0100
-	classErrorResponse   = 0x0110
+	"github.com/turnd/turnd/internal/wire"
 )
 
 // NoteKey records the key pion signs its answer to client's current request
@@ -35,12 +30,12 @@ func clientOf(a net.Addr) clientKey { return clientKey{a.Network(), a.String()} 
 // Hot path for everything pion sends a client: a two-byte look, then the
 // answer's key is dropped for responses (it was only needed for this one).
 func (g *Gate) withReason(b []byte, client net.Addr) ([]byte, bool) {
-	if len(b) < 20 || b[0]&0xC0 != 0 {
+	if !wire.IsSTUN(b) {
 		return b, false
 	}
-	class := binary.BigEndian.Uint16(b) & classMask
-	if class != classErrorResponse {
-		if class == classSuccessResponse {
+	class := wire.Type(b) & wire.ClassMask
+	if class != wire.ClassError {
+		if class == wire.ClassSuccess {
 			g.signingKey.take(clientOf(client)) // a success: its key is spent
 		}
 		return b, false

@@ -1,12 +1,13 @@
 package gate
 
 import (
-	"encoding/binary"
 	"net"
 	"sync/atomic"
 	"time"
 
 	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/internal/wire"
 )
 
 // RFC 8656 §7.2 EVEN-PORT with R=1 makes the server hold the next port for
@@ -23,11 +24,6 @@ import (
 
 // reservationLifetime is how long a token stays valid (RFC 8656 §7.2: 30 s).
 const reservationLifetime = 30 * time.Second
-
-const (
-	typeAllocateSuccess = 0x0103
-	typeAllocateError   = 0x0113
-)
 
 // PortHint carries, from the gate to the relay generator of the same UDP
 // socket, the relay port a reservation token resolved to, or the request to
@@ -83,11 +79,11 @@ func (h *PortHint) set(p int) {
 
 // isAllocateAnswer is noteResponse's two-byte look.
 func isAllocateAnswer(b []byte) bool {
-	if len(b) < 20 {
+	if len(b) < wire.HeaderSize {
 		return false
 	}
-	t := binary.BigEndian.Uint16(b)
-	return t == typeAllocateSuccess || t == typeAllocateError
+	t := wire.Type(b)
+	return t == wire.TypeAllocateSuccess || t == wire.TypeAllocateError
 }
 
 // noteResponse learns reservation tokens from pion's Allocate success
@@ -99,7 +95,7 @@ func (g *Gate) noteResponse(b []byte, client, server net.Addr) {
 	}
 	// Whatever the answer, the Allocate that asked for a reservation is done.
 	user, _ := g.reserving.take(tupleOf(client, server))
-	if binary.BigEndian.Uint16(b) != typeAllocateSuccess {
+	if wire.Type(b) != wire.TypeAllocateSuccess {
 		return
 	}
 	msg := &stun.Message{Raw: append([]byte(nil), b...)}

@@ -4,12 +4,8 @@ import (
 	"net"
 
 	"github.com/pion/stun/v4"
-)
 
-// REQUESTED-ADDRESS-FAMILY values (RFC 8656 §18.1).
-const (
-	familyIPv4 = 0x01
-	familyIPv6 = 0x02
+	"github.com/turnd/turnd/internal/wire"
 )
 
 // familyServed reports whether an Allocate's REQUESTED-ADDRESS-FAMILY, if
@@ -21,9 +17,9 @@ func familyServed(p *Policy, msg *stun.Message) bool {
 		return true
 	}
 	switch v[0] {
-	case familyIPv4:
+	case wire.FamilyIPv4:
 		return p.RelayFamily(false)
-	case familyIPv6:
+	case wire.FamilyIPv6:
 		return p.RelayFamily(true)
 	}
 	return true

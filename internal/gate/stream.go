@@ -3,7 +3,6 @@ package gate
 import (
 	"context"
 	"crypto/tls"
-	"encoding/binary"
 	"fmt"
 	"net"
 	"net/netip"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/wire"
 )
 
 // Listener puts the gate in front of a TCP or TLS listener: every accepted
@@ -157,12 +157,6 @@ func (c *streamConn) writeConn(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
-// RFC 6062's ConnectionBind request and success response types.
-const (
-	typeConnectionBindRequest = 0x000B
-	typeConnectionBindSuccess = 0x010B
-)
-
 // Read hands pion vetted bytes, framing and inspecting more as needed.
 func (c *streamConn) Read(p []byte) (int, error) {
 	// pion reads a bound data connection from its copy goroutine and, once
@@ -272,11 +266,11 @@ func (c *streamConn) ready() bool {
 		if len(rest) < 4 {
 			return true // a partial frame: wait for the rest
 		}
-		size, ok := frameSize(rest)
+		size, ok := wire.FrameSize(rest)
 		switch {
 		case ok && len(rest) < size:
 			return true
-		case !ok || !isData(rest) || !c.offer(rest[:size]):
+		case !ok || !wire.IsData(rest) || !c.offer(rest[:size]):
 			return c.handBack()
 		}
 		c.rd += size // relayed; nothing waits for pion in front of it
@@ -292,25 +286,6 @@ func (c *streamConn) handBack() bool {
 
 // released is the reactor stopping while Read waits in await.
 func (c *streamConn) released() { c.back <- struct{}{} }
-
-// frameSize is the size of the frame at the front of b (at least 4 bytes):
-// a STUN message, or ChannelData padded to four bytes as streams carry it
-// (RFC 8656 §12.5); false if b starts with neither.
-func frameSize(b []byte) (int, bool) {
-	switch {
-	case b[0]&0xC0 == 0: // STUN: 20-byte header, 16-bit length at offset 2
-		return 20 + int(binary.BigEndian.Uint16(b[2:4])), true
-	case b[0]&0xC0 == 0x40: // ChannelData
-		return 4 + (int(binary.BigEndian.Uint16(b[2:4]))+3)&^3, true
-	}
-	return 0, false
-}
-
-// isData reports whether frame is one the fast path may relay: ChannelData
-// or a Send indication.
-func isData(frame []byte) bool {
-	return frame[0]&0xC0 == 0x40 || binary.BigEndian.Uint16(frame) == typeSendIndication
-}
 
 // grow makes room to read into, growing the buffer only as far as one
 // incomplete frame needs.
@@ -329,14 +304,14 @@ func (c *streamConn) vet() error {
 		if len(rest) < 4 {
 			return nil
 		}
-		size, ok := frameSize(rest)
+		size, ok := wire.FrameSize(rest)
 		if !ok {
 			return fmt.Errorf("frame from %v: %w", c.RemoteAddr(), ErrBadFraming)
 		}
 		if len(rest) < size {
 			return nil
 		}
-		if isData(rest) && c.offer(rest[:size]) {
+		if wire.IsData(rest) && c.offer(rest[:size]) {
 			// Relayed. In the common case nothing vetted waits before it,
 			// so dropping it costs nothing; else close the gap (rare).
 			if c.rd == c.vetted {
@@ -347,11 +322,11 @@ func (c *streamConn) vet() error {
 			}
 			continue
 		}
-		if rest[0]&0xC0 != 0 {
+		if wire.IsChannelData(rest) {
 			c.vetted += size
 			continue
 		}
-		if binary.BigEndian.Uint16(rest) == typeConnectionBindRequest {
+		if wire.Type(rest) == wire.TypeConnectionBindRequest {
 			// The gate may answer it (RFC 6062 §5.4 on a control connection).
 			if _, v := c.inspect(rest[:size]); v == Answered {
 				c.splice(size, nil)
@@ -438,7 +413,7 @@ func (c *streamConn) Write(b []byte) (int, error) {
 	if c.bound.Load() {
 		return c.writeConn(b)
 	}
-	if len(b) >= 20 && binary.BigEndian.Uint16(b) == typeConnectionBindSuccess {
+	if wire.IsSTUN(b) && wire.Type(b) == wire.TypeConnectionBindSuccess {
 		c.bound.Store(true)
 	}
 	c.g.noteGranted(b, c.RemoteAddr, c.LocalAddr)

@@ -7,9 +7,6 @@ import (
 	"time"
 )
 
-// typeSendIndication is the STUN type of a Send indication (RFC 8656 §11.2).
-const typeSendIndication = 0x0016
-
 // streamTable remembers the live TCP/TLS client connections by 5-tuple, so
 // that the server can give a new allocation's relay the connection to
 // answer its client on. Entries come and go with connections, never per packet.

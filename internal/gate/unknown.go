@@ -4,14 +4,16 @@ import (
 	"net"
 
 	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/internal/wire"
 )
 
 // knownRequest reports whether t is a request pion serves. Send, Data and
 // ConnectionAttempt exist as indications only.
 func knownRequest(t uint16) bool {
 	switch t {
-	case typeBindingRequest, typeAllocateRequest, typeRefreshRequest, typeCreatePermissionRequest,
-		typeChannelBindRequest, typeConnectRequest, typeConnectionBindRequest:
+	case wire.TypeBindingRequest, wire.TypeAllocateRequest, wire.TypeRefreshRequest, wire.TypeCreatePermissionRequest,
+		wire.TypeChannelBindRequest, wire.TypeConnectRequest, wire.TypeConnectionBindRequest:
 		return true
 	}
 	return false

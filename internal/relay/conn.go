@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/wire"
 )
 
 // Conn is the relay socket of one UDP allocation. pion reads and writes it
@@ -158,9 +159,7 @@ func (c *Conn) readFrom(p []byte) (int, net.Addr, error) {
 func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool) ([]byte, bool) {
 	from = unmap(from)
 	if num, ok := c.channelOf(from); ok {
-		h := p[off-4 : off]
-		binary.BigEndian.PutUint16(h[0:], num)
-		binary.BigEndian.PutUint16(h[2:], uint16(n))
+		wire.PutChannelDataHeader(p[off-4:off], num, n)
 		end := off + n
 		if stream { // RFC 8656 §12.5: padded to 4 bytes on streams
 			pad := (4 - n%4) % 4
@@ -172,11 +171,11 @@ func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool)
 	if !c.permitted(from.Addr()) {
 		return nil, false
 	}
-	head := dataIndicationHead4
+	head := wire.DataIndicationHead4
 	if !from.Addr().Is4() {
-		head = dataIndicationHead6
+		head = wire.DataIndicationHead6
 	}
-	if head-stunHeader+n > maxSTUNBody {
+	if head-wire.HeaderSize+n > wire.MaxBody {
 		c.gen.opts.Counters.DroppedToClient.Add(1)
 		return nil, false
 	}
@@ -184,7 +183,7 @@ func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool)
 	var txid [12]byte
 	binary.BigEndian.PutUint64(txid[0:], c.txids.Uint64())
 	binary.BigEndian.PutUint32(txid[8:], uint32(c.txids.Uint64()))
-	total := putDataIndication(p[start:off], txid, from, n)
+	total := wire.PutDataIndication(p[start:off], txid, from, n)
 	clear(p[off+n : start+total]) // padding
 	return p[start : start+total], true
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/wire"
 )
 
 // The downlink of UDP and plain TCP clients: peer datagrams arriving on
@@ -43,7 +44,7 @@ const (
 	perSocket = 8
 	// datagramRoom fits the largest UDP payload, behind room for a Data
 	// indication head and followed by padding.
-	datagramRoom = dataIndicationHead6 + 65535 + 3
+	datagramRoom = wire.DataIndicationHead6 + 65535 + 3
 )
 
 // downlinkLoops is how many loops serve cpus CPUs: one per two. Each CPU
@@ -102,7 +103,7 @@ func newDownlink(g *Relay) (*downlink, error) {
 		return nil, fmt.Errorf("create downlink epoll: %w", err)
 	}
 	d := &downlink{gen: g, efd: efd, file: os.NewFile(uintptr(efd), "relay-downlink-epoll"),
-		ring: mmsg.NewRing(downlinkSlots, datagramRoom, dataIndicationHead6), vec: make([][]byte, 0, perSocket)}
+		ring: mmsg.NewRing(downlinkSlots, datagramRoom, wire.DataIndicationHead6), vec: make([][]byte, 0, perSocket)}
 	if d.rc, err = d.file.SyscallConn(); err != nil {
 		_ = d.file.Close()
 		return nil, fmt.Errorf("create downlink epoll: %w", err)
@@ -258,7 +259,7 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 		if cp == nil || truncated {
 			continue
 		}
-		frame, ok := c.frameDown(buf, dataIndicationHead6, size, from, cp.stream != nil)
+		frame, ok := c.frameDown(buf, wire.DataIndicationHead6, size, from, cp.stream != nil)
 		switch {
 		case !ok:
 			// neither channel nor permission: discarded (RFC 8656 §11.3)

@@ -333,8 +333,6 @@ func TestSendToForbiddenPeerIsDropped(t *testing.T) {
 	}
 }
 
-var peerForFuzz = &net.UDPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 5000}
-
 // TestUplinkCountsDroppedDatagrams: a datagram the kernel refuses on the
 // uplink is counted as dropped, not as relayed.
 func TestUplinkCountsDroppedDatagrams(t *testing.T) {

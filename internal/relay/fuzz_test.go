@@ -7,35 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pion/stun/v4"
+	"github.com/turnd/turnd/internal/wire"
 )
-
-// FuzzParseSend: the Send indication parser of the uplink fast path reads
-// client bytes in place; it must never panic or read outside them, and what
-// it accepts must be what pion's decoder sees.
-func FuzzParseSend(f *testing.F) {
-	m, _ := stun.Build(stun.TransactionID, stun.NewType(stun.MethodSend, stun.ClassIndication),
-		xorPeer{peerForFuzz}, stun.RawAttribute{Type: stun.AttrData, Length: 3, Value: []byte("abc")})
-	f.Add(m.Raw)
-	f.Add([]byte{0x00, 0x16, 0x00, 0x00, 0x21, 0x12, 0xa4, 0x42, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
-	f.Fuzz(func(t *testing.T, pkt []byte) {
-		peer, data, ok := parseSend(pkt)
-		if !ok {
-			return
-		}
-		msg := &stun.Message{Raw: append([]byte(nil), pkt...)}
-		if err := msg.Decode(); err != nil {
-			return // the fast path is laxer about trailing bytes; pion never sees what it took
-		}
-		got, err := msg.Get(stun.AttrData)
-		if err == nil && string(got) != string(data) {
-			t.Fatalf("DATA %x, pion reads %x", data, got)
-		}
-		if !peer.IsValid() {
-			t.Fatal("accepted without a valid peer")
-		}
-	})
-}
 
 // FuzzChannelData: the ChannelData fast path relays a whole frame on the
 // bound channel to its peer, payload without padding, and refuses anything
@@ -52,8 +25,8 @@ func FuzzChannelData(f *testing.F) {
 	client := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
 	buf := make([]byte, 1<<16)
 	f.Fuzz(func(t *testing.T, pkt []byte) {
-		if len(pkt) >= 2 && pkt[0] == 0 && pkt[1] == typeSendIndication {
-			return // FuzzParseSend's ground
+		if len(pkt) >= 2 && pkt[0] == 0 && pkt[1] == wire.TypeSendIndication {
+			return // FuzzWire's ground (internal/wire)
 		}
 		var payload []byte
 		want := len(pkt) >= 4 && binary.BigEndian.Uint16(pkt) == bound

@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/wire"
 )
 
 // AllocateUDP makes the UDP relay socket of an allocation, on network
@@ -49,12 +50,12 @@ func (g *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, lo
 	}
 	port := conn.LocalAddr().(*net.UDPAddr).Port
 	cc := &Conn{Socket: conn, gen: g, key: liveKey{v6: v6, port: port}, lane: lane,
-		txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: dataIndicationHead4}
+		txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: wire.DataIndicationHead4}
 	if lane != nil {
 		cc.server = g.serverOf(lane.LocalAddr())
 	}
 	if v6 {
-		cc.head = dataIndicationHead6
+		cc.head = wire.DataIndicationHead6
 	}
 	cc.fd = int32(conn.Fd())
 	if cc.raw, err = mmsg.NewRaw(conn); err != nil {

@@ -1,11 +1,11 @@
 package relay
 
 import (
-	"encoding/binary"
 	"net"
 	"net/netip"
 
 	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/wire"
 )
 
 // The uplink fast path: ChannelData from a UDP client goes to its peer
@@ -76,9 +76,9 @@ func (g *Relay) RelayStreamFor(local net.Addr) func(pkt []byte, client netip.Add
 
 func (g *Relay) relay(pkt []byte, client netip.AddrPort, server serverID) bool {
 	switch {
-	case len(pkt) >= 4 && pkt[0]&0xC0 == 0x40:
+	case wire.IsChannelData(pkt):
 		return g.relayChannelData(pkt, client, server)
-	case len(pkt) >= stunHeader && pkt[0] == 0 && pkt[1] == typeSendIndication:
+	case wire.IsSendIndication(pkt):
 		return g.relaySend(pkt, client, server)
 	}
 	return false
@@ -87,7 +87,7 @@ func (g *Relay) relay(pkt []byte, client netip.AddrPort, server serverID) bool {
 // relaySend relays a Send indication (RFC 8656 §11.2) if the client's
 // allocation has a permission for the peer.
 func (g *Relay) relaySend(pkt []byte, client netip.AddrPort, server serverID) bool {
-	peer, data, ok := parseSend(pkt)
+	peer, data, ok := wire.ParseSend(pkt)
 	if !ok {
 		return false
 	}
@@ -107,17 +107,14 @@ func (g *Relay) relaySend(pkt []byte, client netip.AddrPort, server serverID) bo
 }
 
 func (g *Relay) relayChannelData(pkt []byte, client netip.AddrPort, server serverID) bool {
-	if len(pkt) < 4 {
-		return false
-	}
-	length := int(binary.BigEndian.Uint16(pkt[2:4]))
-	if 4+length > len(pkt) {
+	number, payload, ok := wire.ParseChannelData(pkt)
+	if !ok {
 		return false // truncated: pion drops it with a log line
 	}
-	r, ok := g.up.get(upKey{client: unmap(client), server: server, number: binary.BigEndian.Uint16(pkt[0:2])})
+	r, ok := g.up.get(upKey{client: unmap(client), server: server, number: number})
 	if !ok {
 		return false
 	}
-	r.conn.relayUp(pkt[4:4+length], r.peer)
+	r.conn.relayUp(payload, r.peer)
 	return true
 }
