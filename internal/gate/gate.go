@@ -3,9 +3,9 @@ package gate
 import (
 	"encoding/binary"
 	"net"
-	"net/netip"
 	"sync/atomic"
 
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/wire"
 	"github.com/turnd/turnd/pkg/ratelimit"
 )
@@ -36,18 +36,19 @@ type Gate struct {
 
 	// dontFragment holds the 5-tuples whose Allocate asked for DF, until the
 	// server applies it to the new relay socket (TakeDontFragment).
-	dontFragment pending[fiveTuple, struct{}]
+	dontFragment pending[netaddr.FiveTuple, struct{}]
 	// chosenKey holds the key that verified a request, until pion's auth
 	// handler asks for it (TakeKey). Only used with MultiKey.
 	chosenKey pending[keyChoice, []byte]
 	// signingKey holds the key pion signs its answer to a client with, until
-	// that answer is written (withReason).
-	signingKey pending[clientKey, []byte]
+	// that answer is written (withReason). Keyed by the client side alone:
+	// pion's AuthHandler knows no more.
+	signingKey pending[netaddr.FiveTuple, []byte]
 	// reservations maps RESERVATION-TOKENs to ports for the whole socket group.
 	reservations reservationTable
 	// reserving holds the user of an Allocate asking for a reservation,
 	// until pion's answer carries the token (noteResponse).
-	reserving pending[fiveTuple, string]
+	reserving pending[netaddr.FiveTuple, string]
 	// streams are the live TCP/TLS client connections.
 	streams streamTable
 	// limiter bounds unauthenticated and failing requests per client IP.
@@ -56,15 +57,12 @@ type Gate struct {
 	flight *inFlight
 }
 
-// fiveTuple names a client's 5-tuple. The network is part of it: a UDP
-// client and a TCP client may share an address and port number.
-type fiveTuple struct{ network, client, server string }
-
-func tupleOf(client, server net.Addr) fiveTuple {
-	return fiveTuple{client.Network(), client.String(), server.String()}
+// keyChoice names a user's request from a client (the client side of a
+// 5-tuple): pion's AuthHandler, which takes the key, knows no more.
+type keyChoice struct {
+	client   netaddr.FiveTuple
+	username string
 }
-
-type keyChoice struct{ network, client, username string }
 
 // New returns a gate applying p.
 func New(p *Policy, h Hooks) *Gate {
@@ -102,7 +100,7 @@ func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Ve
 	if !fingerprintOK {
 		// RFC 8489 §6.3: not a STUN message after all; dropped silently.
 		// It still cost a look, so it is charged like any unverified request.
-		g.limiter.Charge(addrOf(src))
+		g.limiter.Charge(netaddr.IP(src))
 		if g.hooks.BadFingerprint != nil {
 			g.hooks.BadFingerprint(src)
 		}
@@ -137,7 +135,7 @@ func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Ve
 // its client's rate limit: within it, pion answers; past it, the request
 // is dropped unanswered (no amplification).
 func (g *Gate) unverified(src net.Addr) ([]byte, Verdict, int) {
-	if !g.limiter.Allow(addrOf(src)) {
+	if !g.limiter.Allow(netaddr.IP(src)) {
 		if g.hooks.RateLimited != nil {
 			g.hooks.RateLimited(src)
 		}
@@ -172,26 +170,15 @@ func scan(pkt []byte) (integrity, fingerprintOK bool) {
 	return integrity, true
 }
 
-// addrOf is the IP address of a client transport address.
-func addrOf(a net.Addr) netip.Addr {
-	switch v := a.(type) {
-	case *net.UDPAddr:
-		return v.AddrPort().Addr()
-	case *net.TCPAddr:
-		return v.AddrPort().Addr()
-	}
-	return netip.Addr{}
-}
-
 // TakeDontFragment reports (once) whether the allocation of this 5-tuple asked for DONT-FRAGMENT.
 func (g *Gate) TakeDontFragment(client, server net.Addr) bool {
-	_, ok := g.dontFragment.take(tupleOf(client, server))
+	_, ok := g.dontFragment.take(netaddr.Of(client, server))
 	return ok
 }
 
 // TakeKey returns (once) the key that verified the last request of username from client.
 func (g *Gate) TakeKey(client net.Addr, username string) ([]byte, bool) {
-	return g.chosenKey.take(keyChoice{client.Network(), client.String(), username})
+	return g.chosenKey.take(keyChoice{netaddr.Of(client, nil), username})
 }
 
 // alternate returns the server to redirect a new Allocate to, rotating

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/wire"
 )
 
@@ -12,13 +13,8 @@ import (
 // with (pion's AuthHandler hands it over), so that withReason can sign that
 // answer again once it carries its reason phrase.
 func (g *Gate) NoteKey(client net.Addr, key []byte) {
-	g.signingKey.put(clientOf(client), key)
+	g.signingKey.put(netaddr.Of(client, nil), key)
 }
-
-// clientKey names a client transport address, network included.
-type clientKey struct{ network, addr string }
-
-func clientOf(a net.Addr) clientKey { return clientKey{a.Network(), a.String()} }
 
 // withReason returns what pion sends client, and whether it changed it: an
 // error response gets the reason phrase RFC 8489 §14.8 and RFC 8656 §19
@@ -36,11 +32,11 @@ func (g *Gate) withReason(b []byte, client net.Addr) ([]byte, bool) {
 	class := wire.Type(b) & wire.ClassMask
 	if class != wire.ClassError {
 		if class == wire.ClassSuccess {
-			g.signingKey.take(clientOf(client)) // a success: its key is spent
+			g.signingKey.take(netaddr.Of(client, nil)) // a success: its key is spent
 		}
 		return b, false
 	}
-	key, _ := g.signingKey.take(clientOf(client))
+	key, _ := g.signingKey.take(netaddr.Of(client, nil))
 	if out, ok := addReason(b, key); ok {
 		return out, true
 	}

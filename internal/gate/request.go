@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // protoTCP is REQUESTED-TRANSPORT's value for an RFC 6062 TCP relay.
@@ -35,7 +37,7 @@ func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Resp
 		return nil, Pass, 0, false
 	}
 	if p.MultiKey && len(keys) > 1 {
-		g.chosenKey.put(keyChoice{src.Network(), src.String(), username.String()}, key)
+		g.chosenKey.put(keyChoice{netaddr.Of(src, nil), username.String()}, key)
 	}
 	out, v, port = g.authenticated(p, msg, key, userID, src, local, r)
 	return out, v, port, true
@@ -209,7 +211,7 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 	// and hide it from pion, which would answer 420.
 	df := msg.Contains(stun.AttrDontFragment)
 	if df {
-		g.dontFragment.put(tupleOf(src, local), struct{}{})
+		g.dontFragment.put(netaddr.Of(src, local), struct{}{})
 	}
 
 	// Step 5: a RESERVATION-TOKEN known to the group becomes a port hint
@@ -238,7 +240,7 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 		default:
 			hint = reservePair
 			if _, udp := src.(*net.UDPAddr); udp { // tokens are learnt from UDP answers only
-				g.reserving.put(tupleOf(src, local), user)
+				g.reserving.put(netaddr.Of(src, local), user)
 			}
 		}
 	}

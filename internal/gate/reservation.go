@@ -7,6 +7,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/wire"
 )
 
@@ -94,7 +95,7 @@ func (g *Gate) noteResponse(b []byte, client, server net.Addr) {
 		return
 	}
 	// Whatever the answer, the Allocate that asked for a reservation is done.
-	user, _ := g.reserving.take(tupleOf(client, server))
+	user, _ := g.reserving.take(netaddr.Of(client, server))
 	if wire.Type(b) != wire.TypeAllocateSuccess {
 		return
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // TestReservationTableFullEvictsOldestOnly: a burst that fills the table
@@ -105,7 +107,7 @@ func TestAnsweredAllocateForgetsItsReservationRequest(t *testing.T) {
 	g := New(&Policy{}, Hooks{})
 	client := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
 	server := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478}
-	g.reserving.put(tupleOf(client, server), "alice")
+	g.reserving.put(netaddr.Of(client, server), "alice")
 	refused, err := stun.Build(stun.TransactionID, stun.NewType(stun.MethodAllocate, stun.ClassErrorResponse),
 		stun.CodeAllocQuotaReached, stun.Fingerprint)
 	if err != nil {

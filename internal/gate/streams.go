@@ -5,6 +5,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // streamTable remembers the live TCP/TLS client connections by 5-tuple, so
@@ -12,15 +14,15 @@ import (
 // answer its client on. Entries come and go with connections, never per packet.
 type streamTable struct {
 	mu sync.Mutex
-	m  map[fiveTuple]*streamConn
+	m  map[netaddr.FiveTuple]*streamConn
 }
 
 func (t *streamTable) put(client, server net.Addr, c *streamConn) {
 	t.mu.Lock()
 	if t.m == nil {
-		t.m = make(map[fiveTuple]*streamConn)
+		t.m = make(map[netaddr.FiveTuple]*streamConn)
 	}
-	t.m[tupleOf(client, server)] = c
+	t.m[netaddr.Of(client, server)] = c
 	t.mu.Unlock()
 }
 
@@ -28,12 +30,12 @@ func (t *streamTable) put(client, server net.Addr, c *streamConn) {
 func (t *streamTable) get(client, server net.Addr) (*streamConn, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c, ok := t.m[tupleOf(client, server)]
+	c, ok := t.m[netaddr.Of(client, server)]
 	return c, ok
 }
 
 func (t *streamTable) drop(client, server net.Addr, c *streamConn) {
-	k := tupleOf(client, server)
+	k := netaddr.Of(client, server)
 	t.mu.Lock()
 	if t.m[k] == c {
 		delete(t.m, k)
@@ -47,7 +49,7 @@ func (t *streamTable) drop(client, server net.Addr, c *streamConn) {
 func (g *Gate) Stream(client, server net.Addr) (io.Writer, bool) {
 	g.streams.mu.Lock()
 	defer g.streams.mu.Unlock()
-	c, ok := g.streams.m[tupleOf(client, server)]
+	c, ok := g.streams.m[netaddr.Of(client, server)]
 	if !ok {
 		return nil, false
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/wire"
 )
 
@@ -25,7 +26,7 @@ func knownRequest(t uint16) bool {
 // rate-limit token like any unauthenticated request. A message that does not
 // decode is no STUN message: pion drops it (RFC 8489 §6.3).
 func (g *Gate) unknownMethod(pkt []byte, src net.Addr, r Responder) Verdict {
-	if !g.limiter.Allow(addrOf(src)) {
+	if !g.limiter.Allow(netaddr.IP(src)) {
 		if g.hooks.RateLimited != nil {
 			g.hooks.RateLimited(src)
 		}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/wire"
 )
 
@@ -74,7 +75,7 @@ type tryWriter interface {
 }
 
 func (cp *clientPath) key(server serverID) clientKey {
-	return clientKey{client: unmap(cp.addr), server: server}
+	return clientKey{client: netaddr.Unmap(cp.addr), server: server}
 }
 
 // send writes one message to the client.
@@ -157,7 +158,7 @@ func (c *Conn) readFrom(p []byte) (int, net.Addr, error) {
 //
 // Hot path: no allocation.
 func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool) ([]byte, bool) {
-	from = unmap(from)
+	from = netaddr.Unmap(from)
 	if num, ok := c.channelOf(from); ok {
 		wire.PutChannelDataHeader(p[off-4:off], num, n)
 		end := off + n
@@ -235,7 +236,7 @@ func (c *Conn) channelOf(peer netip.AddrPort) (uint16, bool) {
 	if chans == nil {
 		return 0, false
 	}
-	peer = unmap(peer)
+	peer = netaddr.Unmap(peer)
 	for _, ch := range *chans {
 		if ch.peer == peer {
 			return ch.number, true
@@ -338,8 +339,4 @@ func (c *Conn) isClosed() bool {
 	c.fdMu.RLock()
 	defer c.fdMu.RUnlock()
 	return c.fdClosed
-}
-
-func unmap(a netip.AddrPort) netip.AddrPort {
-	return netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
 }

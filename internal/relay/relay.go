@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/pkg/traffic"
 )
 
@@ -59,7 +60,7 @@ type Relay struct {
 	// servers numbers turnd's addresses (UDP sockets' and TCP or TLS
 	// connections' local addresses) for the fast path's keys (serverID):
 	// a handful, one per listen address and local IP; under mu.
-	servers map[serverAddr]serverID
+	servers map[netaddr.FiveTuple]serverID
 
 	// retiring holds closed sockets until pion reports their allocation
 	// deleted (retire.go); nil once the relay has closed.
@@ -88,7 +89,7 @@ func New(opts Options) *Relay {
 	return &Relay{
 		opts: opts, live: make(map[liveKey]*Conn), held: make(map[liveKey]*held),
 		tcp: make(map[liveKey]*tcpRelay), tcpByClient: make(map[clientKey]*tcpRelay),
-		retiring: make(map[liveKey]*Conn), closed: make(chan struct{}), servers: make(map[serverAddr]serverID),
+		retiring: make(map[liveKey]*Conn), closed: make(chan struct{}), servers: make(map[netaddr.FiveTuple]serverID),
 		epoch: time.Now(),
 	}
 }

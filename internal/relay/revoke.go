@@ -3,6 +3,8 @@ package relay
 import (
 	"net"
 	"net/netip"
+
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // Revoke removes, from every live allocation's fast path, the permissions
@@ -51,7 +53,7 @@ func (g *Relay) Revoke(denied func(netip.Addr) bool) (permissions, channels int)
 			continue
 		}
 		for _, number := range ch {
-			g.up.del(upKey{client: unmap(cp.addr), server: c.server, number: number}, c)
+			g.up.del(upKey{client: netaddr.Unmap(cp.addr), server: c.server, number: number}, c)
 		}
 	}
 	return permissions, channels
@@ -96,5 +98,5 @@ func (g *Relay) forbidden(addr net.Addr) bool {
 	if !ok {
 		return false
 	}
-	return g.opts.Forbidden(unmap(ua.AddrPort()))
+	return g.opts.Forbidden(netaddr.AddrPort(ua))
 }

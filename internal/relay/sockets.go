@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/wire"
 )
 
@@ -126,7 +127,7 @@ func (g *Relay) forget(c *Conn) {
 		g.byClient.del(cp.key(c.server), c)
 		if chans := c.chans.Load(); chans != nil {
 			for _, ch := range *chans {
-				g.up.del(upKey{client: unmap(cp.addr), server: c.server, number: ch.number}, c)
+				g.up.del(upKey{client: netaddr.Unmap(cp.addr), server: c.server, number: ch.number}, c)
 			}
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"net/netip"
+
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // AttachClient tells the relay advertised as relayAddr who its client is,
@@ -92,13 +94,13 @@ func (g *Relay) BindChannel(relayAddr, peer net.Addr, number uint16, unbind bool
 	if !ok {
 		return nil
 	}
-	peerAP := unmap(pa.AddrPort())
+	peerAP := netaddr.AddrPort(pa)
 	cc.setChannel(peerAP, number, unbind)
 	cp := cc.client.Load()
 	if cp == nil {
 		return nil
 	}
-	k := upKey{client: unmap(cp.addr), server: cc.server, number: number}
+	k := upKey{client: netaddr.Unmap(cp.addr), server: cc.server, number: number}
 	if unbind {
 		g.up.del(k, cc)
 		return nil
@@ -108,12 +110,12 @@ func (g *Relay) BindChannel(relayAddr, peer net.Addr, number uint16, unbind bool
 }
 
 // Permissions returns how many peers the allocation of a client's 5-tuple
-// (client, and server: turnd's side) permits, and a test for one peer; ok
+// permits, and a test for one peer; ok
 // is false when the fast path does not know the client.
-func (g *Relay) Permissions(client netip.AddrPort, server net.Addr) (int, func(netip.Addr) bool, bool) {
-	c := g.clientConn(client, server)
+func (g *Relay) Permissions(t netaddr.FiveTuple) (int, func(netip.Addr) bool, bool) {
+	c := g.clientConn(t)
 	if c == nil {
-		return g.tcpPermissions(client, server)
+		return g.tcpPermissions(t)
 	}
 	n := 0
 	if p := c.perms.Load(); p != nil {
@@ -125,10 +127,10 @@ func (g *Relay) Permissions(client netip.AddrPort, server net.Addr) (int, func(n
 // Channels returns how many channels the allocation of a client's 5-tuple
 // binds (as Permissions), and a test for one channel number; ok is false
 // when the client is unknown.
-func (g *Relay) Channels(client netip.AddrPort, server net.Addr) (int, func(uint16) bool, bool) {
-	c := g.clientConn(client, server)
+func (g *Relay) Channels(t netaddr.FiveTuple) (int, func(uint16) bool, bool) {
+	c := g.clientConn(t)
 	if c == nil {
-		return g.tcpChannels(client, server)
+		return g.tcpChannels(t)
 	}
 	chans := c.chans.Load()
 	if chans == nil {
@@ -149,7 +151,7 @@ func (g *Relay) Channels(client netip.AddrPort, server net.Addr) (int, func(uint
 // the fast path's keys, giving it a number the first time (serverID).
 // Called per allocation and per socket or connection, never per packet.
 func (g *Relay) serverOf(addr net.Addr) serverID {
-	k := serverKey(addr)
+	k := netaddr.Of(nil, addr)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	id, ok := g.servers[k]
@@ -161,29 +163,13 @@ func (g *Relay) serverOf(addr net.Addr) serverID {
 }
 
 // clientConn finds the allocation of a client's 5-tuple.
-func (g *Relay) clientConn(client netip.AddrPort, server net.Addr) *Conn {
+func (g *Relay) clientConn(t netaddr.FiveTuple) *Conn {
 	g.mu.Lock()
-	id, ok := g.servers[serverKey(server)]
+	k, ok := g.keyOf(t)
 	g.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	c, _ := g.byClient.get(clientKey{client: unmap(client), server: id})
+	c, _ := g.byClient.get(k)
 	return c
-}
-
-// serverAddr is turnd's side of a 5-tuple: an address and a transport.
-type serverAddr struct {
-	addr   netip.AddrPort
-	stream bool
-}
-
-func serverKey(addr net.Addr) serverAddr {
-	switch a := addr.(type) {
-	case *net.UDPAddr:
-		return serverAddr{addr: unmap(a.AddrPort())}
-	case *net.TCPAddr:
-		return serverAddr{addr: unmap(a.AddrPort()), stream: true}
-	}
-	return serverAddr{}
 }

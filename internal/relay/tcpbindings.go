@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // What turnd mirrors of an RFC 6062 relay's client, permissions and
@@ -22,7 +24,7 @@ func (g *Relay) attachTCP(k liveKey, client, server net.Addr) error {
 	if r == nil {
 		return fmt.Errorf("attach client %v: %w", client, ErrNotTracked)
 	}
-	r.client, r.hasClient = clientKey{client: unmap(ca.AddrPort()), server: id}, true
+	r.client, r.hasClient = clientKey{client: netaddr.AddrPort(ca), server: id}, true
 	g.tcpByClient[r.client] = r
 	return nil
 }
@@ -62,8 +64,8 @@ func (g *Relay) bindTCP(k liveKey, number uint16, unbind bool) {
 }
 
 // tcpPermissions is Permissions for an RFC 6062 relay.
-func (g *Relay) tcpPermissions(client netip.AddrPort, server net.Addr) (int, func(netip.Addr) bool, bool) {
-	r := g.tcpRelayOf(client, server)
+func (g *Relay) tcpPermissions(t netaddr.FiveTuple) (int, func(netip.Addr) bool, bool) {
+	r := g.tcpRelayOf(t)
 	if r == nil {
 		return 0, nil, false
 	}
@@ -77,8 +79,8 @@ func (g *Relay) tcpPermissions(client netip.AddrPort, server net.Addr) (int, fun
 }
 
 // tcpChannels is Channels for an RFC 6062 relay.
-func (g *Relay) tcpChannels(client netip.AddrPort, server net.Addr) (int, func(uint16) bool, bool) {
-	r := g.tcpRelayOf(client, server)
+func (g *Relay) tcpChannels(t netaddr.FiveTuple) (int, func(uint16) bool, bool) {
+	r := g.tcpRelayOf(t)
 	if r == nil {
 		return 0, nil, false
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/pion/transport/v5/reuseport"
+
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // RFC 6062 TCP relays. Their listener and the outgoing Connect sockets
@@ -137,7 +139,7 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 // forbiddenTCP reports whether the Forbidden option refuses a TCP peer.
 func (g *Relay) forbiddenTCP(addr net.Addr) bool {
 	ta, ok := addr.(*net.TCPAddr)
-	return ok && g.opts.Forbidden != nil && g.opts.Forbidden(unmap(ta.AddrPort()))
+	return ok && g.opts.Forbidden != nil && g.opts.Forbidden(netaddr.AddrPort(ta))
 }
 
 func (l *tcpListener) Close() error {
@@ -222,7 +224,7 @@ func (g *Relay) endConnect(k liveKey, r *tcpRelay) {
 func (g *Relay) adopt(k liveKey, r *tcpRelay, c net.Conn) *peerConn {
 	pc := &peerConn{Conn: c, g: g, k: k, r: r, traffic: r.traffic}
 	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-		pc.peer = unmap(ta.AddrPort()).Addr()
+		pc.peer = netaddr.AddrPort(ta).Addr()
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -275,8 +277,8 @@ func (c *peerConn) Close() error {
 
 // PendingConnects returns how many Connects of the RFC 6062 allocation of a
 // client's 5-tuple are pending; ok is false when the client holds no TCP relay.
-func (g *Relay) PendingConnects(client netip.AddrPort, server net.Addr) (n int, ok bool) {
-	r := g.tcpRelayOf(client, server)
+func (g *Relay) PendingConnects(t netaddr.FiveTuple) (n int, ok bool) {
+	r := g.tcpRelayOf(t)
 	if r == nil {
 		return 0, false
 	}
@@ -286,12 +288,12 @@ func (g *Relay) PendingConnects(client netip.AddrPort, server net.Addr) (n int, 
 }
 
 // tcpRelayOf finds the RFC 6062 relay of a client's 5-tuple.
-func (g *Relay) tcpRelayOf(client netip.AddrPort, server net.Addr) *tcpRelay {
+func (g *Relay) tcpRelayOf(t netaddr.FiveTuple) *tcpRelay {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	id, ok := g.servers[serverKey(server)]
+	k, ok := g.keyOf(t)
 	if !ok {
 		return nil
 	}
-	return g.tcpByClient[clientKey{client: unmap(client), server: id}]
+	return g.tcpByClient[k]
 }

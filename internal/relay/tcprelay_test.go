@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/testturn"
 )
 
@@ -187,14 +188,14 @@ func TestTCPRelayCountsBindings(t *testing.T) {
 		}
 	}
 	_ = g.BindChannel(relay, &net.UDPAddr{IP: net.ParseIP("192.0.2.1"), Port: 9}, 0x4000, false)
-	n, has, ok := g.Permissions(client.AddrPort(), server)
+	n, has, ok := g.Permissions(netaddr.Of(client, server))
 	if !ok || n != 2 || !has(netip.MustParseAddr("192.0.2.2")) || has(netip.MustParseAddr("192.0.2.3")) {
 		t.Fatalf("permissions: n=%d ok=%v", n, ok)
 	}
-	if n, has, ok := g.Channels(client.AddrPort(), server); !ok || n != 1 || !has(0x4000) {
+	if n, has, ok := g.Channels(netaddr.Of(client, server)); !ok || n != 1 || !has(0x4000) {
 		t.Fatalf("channels: n=%d ok=%v", n, ok)
 	}
-	if n, ok := g.PendingConnects(client.AddrPort(), server); !ok || n != 0 {
+	if n, ok := g.PendingConnects(netaddr.Of(client, server)); !ok || n != 0 {
 		t.Fatalf("pending connects: n=%d ok=%v", n, ok)
 	}
 }

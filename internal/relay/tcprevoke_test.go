@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // tcpPeer is a TCP listener on ip whose accepted connections the test reads.
@@ -119,7 +121,7 @@ func TestTCPRelayRevokeDeniedPeer(t *testing.T) {
 	if perms != 1 {
 		t.Fatalf("Revoke removed %d permissions, want 1", perms)
 	}
-	if n, has, _ := g.Permissions(client.AddrPort(), server); n != 1 || has(deniedIP) {
+	if n, has, _ := g.Permissions(netaddr.Of(client, server)); n != 1 || has(deniedIP) {
 		t.Fatalf("after Revoke: %d permissions, denied one kept: %v", n, has(deniedIP))
 	}
 	wantClosed(t, deniedSide, "connection to the denied peer")

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/wire"
 )
 
@@ -51,6 +52,15 @@ type clientKey struct {
 
 func (k clientKey) hash() uint32 { return addrPortHash(k.client) }
 
+// keyOf is where a 5-tuple becomes the relay's client key: the fast path
+// hashes and compares keys per packet, so the server side is the small
+// number serverOf gave it, not an address. ok is false for a server side
+// with no number (nothing was ever allocated there). g.mu must be held.
+func (g *Relay) keyOf(t netaddr.FiveTuple) (clientKey, bool) {
+	id, ok := g.servers[netaddr.FiveTuple{Server: t.Server, TCP: t.TCP}]
+	return clientKey{client: t.Client, server: id}, ok
+}
+
 func (c *Conn) owner() *Conn { return c }
 
 // RelayFor returns the fast path of the client-facing UDP socket lane: it
@@ -91,11 +101,11 @@ func (g *Relay) relaySend(pkt []byte, client netip.AddrPort, server serverID) bo
 	if !ok {
 		return false
 	}
-	c, ok := g.byClient.get(clientKey{client: unmap(client), server: server})
+	c, ok := g.byClient.get(clientKey{client: netaddr.Unmap(client), server: server})
 	if !ok {
 		return false
 	}
-	peer = unmap(peer)
+	peer = netaddr.Unmap(peer)
 	if peer.Port() == 0 || (g.opts.Forbidden != nil && g.opts.Forbidden(peer)) {
 		return true // taken, and dropped: no peer, or turnd itself
 	}
@@ -111,7 +121,7 @@ func (g *Relay) relayChannelData(pkt []byte, client netip.AddrPort, server serve
 	if !ok {
 		return false // truncated: pion drops it with a log line
 	}
-	r, ok := g.up.get(upKey{client: unmap(client), server: server, number: number})
+	r, ok := g.up.get(upKey{client: netaddr.Unmap(client), server: server, number: number})
 	if !ok {
 		return false
 	}

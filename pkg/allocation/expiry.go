@@ -3,6 +3,8 @@ package allocation
 import (
 	"net"
 	"time"
+
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // Expiry summarises when live allocations were made and when they end if
@@ -22,7 +24,7 @@ type Expiry struct {
 // ends at expires, as granted by an Allocate or Refresh. An unknown 5-tuple
 // (a Refresh with lifetime 0 has already deleted it) is ignored.
 func (r *Registry) Extend(client, server net.Addr, expires time.Time) {
-	k := keyOf(client, server)
+	k := netaddr.Of(client, server)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if info, ok := r.live[k]; ok {

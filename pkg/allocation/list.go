@@ -1,8 +1,9 @@
 package allocation
 
 import (
-	"cmp"
 	"slices"
+
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // List returns the live allocations of user (every user if empty), oldest
@@ -21,7 +22,7 @@ func (r *Registry) List(user string) []Info {
 		if c := a.Created.Compare(b.Created); c != 0 {
 			return c
 		}
-		return cmp.Compare(addrString(a.Relay), addrString(b.Relay))
+		return netaddr.AddrPort(a.Relay).Compare(netaddr.AddrPort(b.Relay))
 	})
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/pkg/clientip"
 )
 
@@ -44,7 +45,7 @@ type Limits struct {
 // so they never block beyond a short mutex section.
 type Registry struct {
 	mu          sync.Mutex
-	live        map[key]Info
+	live        map[netaddr.FiveTuple]Info
 	perUser     map[string]int
 	perIP       map[netip.Addr]int
 	byTransport [numTransports]int
@@ -54,30 +55,10 @@ type Registry struct {
 	changed chan struct{}
 }
 
-// key is a 5-tuple. The network is part of it: a UDP client and a TCP
-// client may share an address and port number (two users behind one
-// carrier-grade NAT, which maps UDP and TCP separately).
-type key struct{ network, client, server string }
-
-func keyOf(client, server net.Addr) key {
-	k := key{client: addrString(client), server: addrString(server)}
-	if client != nil {
-		k.network = client.Network()
-	}
-	return k
-}
-
-func addrString(a net.Addr) string {
-	if a == nil {
-		return ""
-	}
-	return a.String()
-}
-
 // NewRegistry returns an empty registry with the given quotas.
 func NewRegistry(l Limits) *Registry {
 	r := &Registry{
-		live:    make(map[key]Info),
+		live:    make(map[netaddr.FiveTuple]Info),
 		perUser: make(map[string]int),
 		perIP:   make(map[netip.Addr]int),
 		changed: make(chan struct{}, 1),
@@ -116,28 +97,17 @@ func (r *Registry) IPCount(ip netip.Addr) int {
 	return r.perIP[clientip.Key(ip)]
 }
 
-// ipOf is the client address a transport address counts under.
-func ipOf(a net.Addr) netip.Addr {
-	switch v := a.(type) {
-	case *net.UDPAddr:
-		return clientip.Key(v.AddrPort().Addr())
-	case *net.TCPAddr:
-		return clientip.Key(v.AddrPort().Addr())
-	}
-	return netip.Addr{}
-}
-
 // Add records a new allocation. A second Add for the same 5-tuple replaces
 // the first without changing the counts.
 func (r *Registry) Add(info Info) {
-	k := keyOf(info.Client, info.Server)
+	k := netaddr.Of(info.Client, info.Server)
 	r.mu.Lock()
 	if old, ok := r.live[k]; ok {
 		r.forget(old)
 	}
 	r.live[k] = info
 	r.perUser[info.User]++
-	r.perIP[ipOf(info.Client)]++
+	r.perIP[clientip.Key(netaddr.IP(info.Client))]++
 	if info.Transport < numTransports {
 		r.byTransport[info.Transport]++
 	}
@@ -148,7 +118,7 @@ func (r *Registry) Add(info Info) {
 
 // Remove forgets the allocation of a 5-tuple and returns what it was.
 func (r *Registry) Remove(client, server net.Addr) (Info, bool) {
-	k := keyOf(client, server)
+	k := netaddr.Of(client, server)
 	r.mu.Lock()
 	info, ok := r.live[k]
 	if ok {
@@ -170,7 +140,7 @@ func (r *Registry) forget(info Info) {
 	} else {
 		delete(r.perUser, info.User)
 	}
-	ip := ipOf(info.Client)
+	ip := clientip.Key(netaddr.IP(info.Client))
 	if n := r.perIP[ip] - 1; n > 0 {
 		r.perIP[ip] = n
 	} else {
@@ -192,7 +162,7 @@ func (r *Registry) notify() {
 
 // Has reports whether the 5-tuple (client, server) holds an allocation.
 func (r *Registry) Has(client, server net.Addr) bool {
-	k := keyOf(client, server)
+	k := netaddr.Of(client, server)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_, ok := r.live[k]
@@ -201,7 +171,7 @@ func (r *Registry) Has(client, server net.Addr) bool {
 
 // User returns the user ID that holds the 5-tuple's allocation.
 func (r *Registry) User(client, server net.Addr) (string, bool) {
-	k := keyOf(client, server)
+	k := netaddr.Of(client, server)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	info, ok := r.live[k]
@@ -212,7 +182,7 @@ func (r *Registry) User(client, server net.Addr) (string, bool) {
 // usage record; the first reason given stands. It reports whether the
 // allocation is live.
 func (r *Registry) MarkEnding(client, server net.Addr, reason string) bool {
-	k := keyOf(client, server)
+	k := netaddr.Of(client, server)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	info, ok := r.live[k]

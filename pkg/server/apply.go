@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/turnd/turnd/internal/gate"
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/auth"
@@ -95,11 +96,10 @@ func (s *Server) policy(cfg config.Config) *gate.Policy {
 // TCP relay, and whether its pending Connects are at the relay's cap: the
 // relay enforces the cap on accepted peers too, so it is stated there only.
 func (s *Server) connectsFull(client, server net.Addr) (full, ok bool) {
-	ap, ok := addrPortOf(client)
-	if !ok || s.relay == nil {
+	if s.relay == nil {
 		return false, false
 	}
-	n, ok := s.relay.PendingConnects(ap, server)
+	n, ok := s.relay.PendingConnects(netaddr.Of(client, server))
 	return n >= relay.MaxPendingConnects, ok
 }
 
@@ -122,19 +122,17 @@ func gateKeys(s *Server) func(u, r string) (string, [][]byte, error) {
 type bindings struct{ s *Server }
 
 func (b bindings) Permissions(client, server net.Addr) (int, func(netip.Addr) bool, bool) {
-	ap, ok := addrPortOf(client)
-	if !ok || b.s.relay == nil {
+	if b.s.relay == nil {
 		return 0, nil, false
 	}
-	return b.s.relay.Permissions(ap, server)
+	return b.s.relay.Permissions(netaddr.Of(client, server))
 }
 
 func (b bindings) Channels(client, server net.Addr) (int, func(uint16) bool, bool) {
-	ap, ok := addrPortOf(client)
-	if !ok || b.s.relay == nil {
+	if b.s.relay == nil {
 		return 0, nil, false
 	}
-	return b.s.relay.Channels(ap, server)
+	return b.s.relay.Channels(netaddr.Of(client, server))
 }
 
 // pionMaxLifetime is the longest LIFETIME pion grants as asked: it answers a

@@ -3,13 +3,13 @@ package server
 import (
 	"errors"
 	"net"
-	"net/netip"
 	"time"
 
 	"github.com/pion/stun/v4"
 	"github.com/pion/turn/v5"
 
 	"github.com/turnd/turnd/internal/gate"
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/auth"
 )
@@ -60,10 +60,7 @@ func (s *Server) admit(userID, _ string, src net.Addr) bool {
 		s.log.Info("allocation refused: draining", "user", userID, "client", src.String())
 		return false
 	}
-	ip := netip.Addr{}
-	if ap, ok := addrPortOf(src); ok {
-		ip = ap.Addr().Unmap()
-	}
+	ip := netaddr.IP(src)
 	if s.overCapacity() {
 		s.obs.AllocationRejected(RejectBandwidth)
 		s.log.Info("allocation refused: limits.total_bps reached", "user", userID, "client", src.String())

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // ownAddrs is the set of transport addresses turnd itself listens on
@@ -23,11 +25,11 @@ type ownAddrs struct {
 
 // add records a listening address.
 func (o *ownAddrs) add(a net.Addr) {
-	ap, ok := addrPortOf(a)
-	if !ok {
-		return
+	ap := netaddr.AddrPort(a)
+	if ap == (netip.AddrPort{}) {
+		return // not an IP transport address
 	}
-	ips := []netip.Addr{ap.Addr().Unmap()}
+	ips := []netip.Addr{ap.Addr()}
 	if ap.Addr().IsUnspecified() {
 		ips = hostAddrs()
 	}
@@ -50,7 +52,7 @@ func (o *ownAddrs) add(a net.Addr) {
 // Hot path (Send indications): lock-free, no allocation.
 func (o *ownAddrs) contains(peer netip.AddrPort) bool {
 	set := o.set.Load()
-	return set != nil && (*set)[netip.AddrPortFrom(peer.Addr().Unmap(), peer.Port())]
+	return set != nil && (*set)[netaddr.Unmap(peer)]
 }
 
 // hostAddrs lists every address of the host's interfaces.
@@ -68,17 +70,6 @@ func hostAddrs() []netip.Addr {
 		}
 	}
 	return out
-}
-
-// addrPortOf is a UDP or TCP address as a netip.AddrPort.
-func addrPortOf(a net.Addr) (netip.AddrPort, bool) {
-	switch v := a.(type) {
-	case *net.UDPAddr:
-		return v.AddrPort(), true
-	case *net.TCPAddr:
-		return v.AddrPort(), true
-	}
-	return netip.AddrPort{}, false
 }
 
 // AddOwnAddress tells the server about another socket of its process (the

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
 
 	"github.com/pires/go-proxyproto"
+
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // Reasons a stream connection is closed at the PROXY protocol step, as
@@ -91,6 +92,5 @@ func clientOf(h *proxyproto.Header) (*net.TCPAddr, bool) {
 	if !ok {
 		return nil, false
 	}
-	ap := src.AddrPort()
-	return net.TCPAddrFromAddrPort(netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())), true
+	return net.TCPAddrFromAddrPort(netaddr.AddrPort(src)), true
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/pkg/config"
 )
 
@@ -37,7 +38,7 @@ func (p *proxyPolicy) trusts(a net.Addr) bool {
 	if !ok {
 		return false
 	}
-	ip := ta.AddrPort().Addr().Unmap()
+	ip := netaddr.IP(ta)
 	for _, prefix := range p.trusted {
 		if prefix.Contains(ip) {
 			return true
