@@ -68,9 +68,15 @@ func pass(t *testing.T, w, r net.Conn, n int) {
 // test looks again, bounded.
 func awaitToPeer(t *testing.T, s *server.Server, n uint64) traffic.Usage {
 	t.Helper()
-	sessions := s.Sessions("demo")
+	return awaitUserToPeer(t, s, "demo", n)
+}
+
+// awaitUserToPeer is awaitToPeer for user's one allocation.
+func awaitUserToPeer(t *testing.T, s *server.Server, user string, n uint64) traffic.Usage {
+	t.Helper()
+	sessions := s.Sessions(user)
 	if len(sessions) != 1 {
-		t.Fatalf("sessions of demo: %+v", sessions)
+		t.Fatalf("sessions of %s: %+v", user, sessions)
 	}
 	u := s.Usage(sessions[0])
 	for deadline := time.Now().Add(waitTimeout); u.ToPeerBytes < n && time.Now().Before(deadline); u = s.Usage(sessions[0]) {

@@ -38,6 +38,7 @@ func TestUserMetricsLabelOnlyListedUsers(t *testing.T) {
 		cl.MustAllocate()
 		mustPermit(t, cl, peer)
 		mustEcho(t, cl, peer, c.data)
+		awaitUserToPeer(t, s, c.user, uint64(len(c.data)))
 		if c.user == "carol" {
 			if code := cl.Refresh(0); code != 0 {
 				t.Fatalf("carol's release: %d", code)
