@@ -20,7 +20,7 @@ func stream(src net.Addr) bool {
 
 // rfc6062 applies RFC 6062 §5.2 (Connect) and §5.4 (ConnectionBind) to an
 // authenticated request; key signs the answers.
-func (g *Gate) rfc6062(p *Policy, msg *stun.Message, key []byte, user string, src, local net.Addr, r Responder) ([]byte, Verdict, int) {
+func (g *Gate) rfc6062(p *Policy, msg *stun.Message, key []byte, user string, src, local net.Addr, r Responder) ([]byte, Verdict, PortRequest) {
 	// RFC 6062 §5.2/§5.4: Connect and ConnectionBind belong to TCP and TLS
 	// client connections; over UDP they are answered 400, and pion never
 	// dials from the UDP socket's read loop.

@@ -1,5 +1,6 @@
-// Package gate is the layer where turnd sees every client packet first,
-// before pion/turn does. It answers or rewrites the few requests pion cannot
+// Package gate is turnd's policy on client messages: asked about every
+// client packet before pion/turn sees it (Inspect) and about every answer
+// pion writes (Outgoing), it answers or rewrites the few requests pion cannot
 // handle the way turnd needs, and passes everything else through untouched:
 //
 //   - Allocate while draining with alternate servers: 300 Try Alternate with
@@ -32,11 +33,10 @@
 // A request the gate cannot verify is charged to its client's rate limit and
 // dropped past it; one whose FINGERPRINT does not match is dropped silently.
 // ChannelData and everything else take a two-byte look and go straight on.
-// A plain TCP client's connection holding an allocation is read by a
-// Reactor (the relay's loop) that relays its data frames and hands anything
-// else to pion's goroutine for the connection (stream.go).
-// The gate also knows which messages pion is handling, so that closing the
-// server can wait for their answers first (Quiesce, inflight.go).
-// The package knows nothing about HTTP, Prometheus or the drain's internals:
-// it asks a Policy.
+//
+// The gate decides and remembers (reservations, the pending hand-over
+// tables, the rate limiter); it holds no socket and reads no connection:
+// package edge does, and asks it. It must never import edge, relay, server,
+// pion/turn, mmsg, Prometheus or HTTP, nor use net beyond net.Addr values;
+// it knows nothing about the drain's internals: it asks a Policy.
 package gate

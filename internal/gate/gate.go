@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net"
 	"sync/atomic"
+	"time"
 
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/wire"
@@ -49,12 +50,8 @@ type Gate struct {
 	// reserving holds the user of an Allocate asking for a reservation,
 	// until pion's answer carries the token (noteResponse).
 	reserving pending[netaddr.FiveTuple, string]
-	// streams are the live TCP/TLS client connections.
-	streams streamTable
 	// limiter bounds unauthenticated and failing requests per client IP.
 	limiter *ratelimit.Limiter
-	// flight counts the messages pion is handling (Quiesce).
-	flight *inFlight
 }
 
 // keyChoice names a user's request from a client (the client side of a
@@ -66,7 +63,7 @@ type keyChoice struct {
 
 // New returns a gate applying p.
 func New(p *Policy, h Hooks) *Gate {
-	g := &Gate{hooks: h, limiter: ratelimit.New(0, nil), flight: newInFlight()}
+	g := &Gate{hooks: h, limiter: ratelimit.New(0, nil)}
 	g.SetPolicy(p)
 	return g
 }
@@ -76,6 +73,10 @@ func (g *Gate) SetPolicy(p *Policy) {
 	g.limiter.SetRate(p.UnauthenticatedRate)
 	g.policy.Store(p)
 }
+
+// IdleTimeout is the current policy's IdleTimeout, read by whoever holds the
+// client connections it applies to.
+func (g *Gate) IdleTimeout() time.Duration { return g.policy.Load().IdleTimeout }
 
 // Inspect decides what happens to one client packet. pkt is not retained;
 // a rewritten packet is returned in a fresh slice.
@@ -87,8 +88,17 @@ func (g *Gate) Inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Ve
 	return out, v
 }
 
+// InspectDatagram is Inspect for a datagram of a UDP socket group, plus what
+// its Allocate asks of the relay port: the reservations live in the gate, the
+// port is chosen by the relay of the socket pion handles the packet on.
+//
+// Hot path: as Inspect.
+func (g *Gate) InspectDatagram(pkt []byte, src, local net.Addr, r Responder) ([]byte, Verdict, PortRequest) {
+	return g.inspect(pkt, src, local, r)
+}
+
 // inspect is Inspect plus the relay port a reservation token resolved to.
-func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Verdict, int) {
+func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Verdict, PortRequest) {
 	if !wire.IsSTUN(pkt) {
 		return nil, Pass, 0
 	}
@@ -134,7 +144,7 @@ func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Ve
 // unverified charges a request whose sender the gate could not verify to
 // its client's rate limit: within it, pion answers; past it, the request
 // is dropped unanswered (no amplification).
-func (g *Gate) unverified(src net.Addr) ([]byte, Verdict, int) {
+func (g *Gate) unverified(src net.Addr) ([]byte, Verdict, PortRequest) {
 	if !g.limiter.Allow(netaddr.IP(src)) {
 		if g.hooks.RateLimited != nil {
 			g.hooks.RateLimited(src)
@@ -142,13 +152,6 @@ func (g *Gate) unverified(src net.Addr) ([]byte, Verdict, int) {
 		return nil, Answered, 0
 	}
 	return nil, Pass, 0
-}
-
-// panicked reports a recovered panic.
-func (g *Gate) panicked(v any) {
-	if g.hooks.Panicked != nil {
-		g.hooks.Panicked(v)
-	}
 }
 
 // scan walks a STUN message's attribute headers without decoding: whether

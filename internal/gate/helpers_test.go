@@ -11,7 +11,6 @@ import (
 	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/gate"
-	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/pkg/auth"
 )
 
@@ -253,21 +252,6 @@ func mustPass(tb testing.TB, g *gate.Gate, pkt []byte) {
 	if !bytes.Equal(pkt, in) {
 		tb.Errorf("Inspect modified its input")
 	}
-}
-
-// mustPacketConn is gate.PacketConn or a failed test.
-func mustPacketConn(tb testing.TB, inner *net.UDPConn, g *gate.Gate, hint *gate.PortHint, fast gate.FastPath) net.PacketConn {
-	tb.Helper()
-	sock, err := mmsg.Adopt(inner)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { sock.Close() })
-	pc, err := gate.PacketConn(sock, g, hint, fast)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return pc
 }
 
 // fixed is a Policy.Alternates that always offers alts.

@@ -77,7 +77,7 @@ type Policy struct {
 	// never full.
 	TCPRelay func(client, server net.Addr) (full, ok bool)
 	// IdleTimeout closes a TCP/TLS connection that holds no allocation (see
-	// Gate.Allocated) this long after it was accepted; 0: never.
+	// edge.Edge.Allocated) this long after it was accepted; 0: never.
 	IdleTimeout time.Duration
 }
 
@@ -117,7 +117,4 @@ type Hooks struct {
 	// 0 (RFC 8656 §8.2: the client ends its allocation), before pion
 	// handles it.
 	Releasing func(client, server net.Addr)
-	// Panicked is called when handling one packet panicked; the packet is
-	// dropped and every other client carries on.
-	Panicked func(v any)
 }

@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"crypto/tls"
 	"net"
 
 	"github.com/pion/stun/v4"
@@ -69,18 +68,20 @@ func alternateSetters(p *Policy, alt *net.UDPAddr, r Responder) []stun.Setter {
 	return out
 }
 
+// TLSResponder is a Responder on a TLS connection, which tells its local
+// port: a 300 over TLS names it (see alternateSetters).
+type TLSResponder interface {
+	Responder
+	// TLSPort is the connection's local port, and false if the connection
+	// is not TLS after all.
+	TLSPort() (int, bool)
+}
+
 // overTLS reports whether r answers on a TLS connection, and its local port.
 func overTLS(r Responder) (int, bool) {
-	c, ok := r.(*streamConn)
+	c, ok := r.(TLSResponder)
 	if !ok {
 		return 0, false
 	}
-	if _, ok := c.Conn.(*tls.Conn); !ok {
-		return 0, false
-	}
-	la, ok := c.Conn.LocalAddr().(*net.TCPAddr)
-	if !ok {
-		return 0, false
-	}
-	return la.Port, true
+	return c.TLSPort()
 }

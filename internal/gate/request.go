@@ -18,7 +18,7 @@ const protoTCP = 6
 // it is only acted on once its MESSAGE-INTEGRITY verifies (verified);
 // anything unauthenticated or malformed goes to pion, which answers
 // 400/401/438 as RFC 8656 prescribes.
-func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Responder) (out []byte, v Verdict, port int, verified bool) {
+func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Responder) (out []byte, v Verdict, port PortRequest, verified bool) {
 	msg := &stun.Message{Raw: append([]byte(nil), pkt...)}
 	if msg.Decode() != nil || !msg.Contains(stun.AttrMessageIntegrity) {
 		return nil, Pass, 0, false
@@ -45,7 +45,7 @@ func (g *Gate) inspectRequest(p *Policy, pkt []byte, src, local net.Addr, r Resp
 
 // authenticated applies the gate's rules to a request whose
 // MESSAGE-INTEGRITY verified with key.
-func (g *Gate) authenticated(p *Policy, msg *stun.Message, key []byte, userID string, src, local net.Addr, r Responder) ([]byte, Verdict, int) {
+func (g *Gate) authenticated(p *Policy, msg *stun.Message, key []byte, userID string, src, local net.Addr, r Responder) ([]byte, Verdict, PortRequest) {
 	switch msg.Type {
 	case stun.NewType(stun.MethodRefresh, stun.ClassRequest),
 		stun.NewType(stun.MethodCreatePermission, stun.ClassRequest),
@@ -153,7 +153,7 @@ func (g *Gate) overCapacity(p *Policy, msg *stun.Message, src, local net.Addr) b
 }
 
 // allocate applies RFC 8656 §7.2 steps the gate owns for an authenticated Allocate.
-func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, src, local net.Addr, r Responder) ([]byte, Verdict, int) {
+func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, src, local net.Addr, r Responder) ([]byte, Verdict, PortRequest) {
 	// Step 8: "the server MAY choose to reject the request with a 300
 	// (Try Alternate) error if it wishes to redirect the client to a
 	// different server" — turnd does while draining, if it knows where to.
@@ -220,7 +220,7 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 	if token, err := msg.Get(stun.AttrReservationToken); err == nil {
 		port, _ = g.reservedPort(token)
 	}
-	hint := port
+	hint := PortRequest(port)
 	// Step 6: EVEN-PORT with R asks for P+1 to be kept for a later Allocate;
 	// without R, for an even port alone, which pion would answer with a
 	// RESERVATION-TOKEN all the same: the gate asks the relay generator
@@ -229,7 +229,7 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 	if v, err := msg.Get(stun.AttrEvenPort); err == nil && len(v) > 0 {
 		switch {
 		case v[0]&0x80 == 0:
-			evenOnly, hint = true, evenPort
+			evenOnly, hint = true, PortEven
 		case g.reservations.count(user, time.Now()) >= maxReservationsPerUser:
 			// Step 7: a quota, "based on the username".
 			if g.hooks.ReservationRefused != nil {
@@ -238,7 +238,7 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 			g.reply(msg, key, src, r, stun.CodeAllocQuotaReached)
 			return nil, Answered, 0
 		default:
-			hint = reservePair
+			hint = PortPair
 			if _, udp := src.(*net.UDPAddr); udp { // tokens are learnt from UDP answers only
 				g.reserving.put(netaddr.Of(src, local), user)
 			}

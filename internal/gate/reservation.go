@@ -2,7 +2,6 @@ package gate
 
 import (
 	"net"
-	"sync/atomic"
 	"time"
 
 	"github.com/pion/stun/v4"
@@ -20,63 +19,25 @@ import (
 // another client port and usually lands on another socket, which answers 508.
 // So the gate keeps the token→port table for the whole group: it reads
 // tokens from pion's success responses and turns a token request into a
-// plain Allocate plus a port hint for the relay generator of the socket that
+// plain Allocate plus a PortRequest for the relay of the socket that
 // handles it.
 
 // reservationLifetime is how long a token stays valid (RFC 8656 §7.2: 30 s).
 const reservationLifetime = 30 * time.Second
 
-// PortHint carries, from the gate to the relay generator of the same UDP
-// socket, the relay port a reservation token resolved to, or the request to
-// reserve a pair (EVEN-PORT with R: the generator then holds P+1 bound for
-// the token, as coturn does, so nothing else can take it meanwhile), or to
-// get an even port without one (EVEN-PORT with R=0, which the gate hides
-// from pion: pion would issue a token for it). pion handles a socket's
-// packets one at a time on one goroutine, so the hint set for a packet is
-// consumed while that packet is handled and cleared before the next.
-type PortHint struct {
-	port    atomic.Int32
-	reserve atomic.Bool
-	even    atomic.Bool
-}
+// PortRequest is what an Allocate asks of its relay port, for the relay
+// of the UDP socket pion handles it on: the port a reservation token
+// resolved to (positive), an even/odd pair to hold for a token (EVEN-PORT
+// with R: P+1 stays bound, as coturn does, so nothing else takes it), an
+// even port alone (EVEN-PORT with R=0, hidden from pion, which would issue
+// a token for it), or nothing (0).
+type PortRequest int
 
-// Hint values asking for an even/odd pair, and for an even port alone.
+// The PortRequests that are not a port.
 const (
-	reservePair = -1
-	evenPort    = -2
+	PortPair PortRequest = -1
+	PortEven PortRequest = -2
 )
-
-// Take returns the hinted port (0 if none) and clears it.
-func (h *PortHint) Take() int {
-	if h == nil {
-		return 0
-	}
-	return int(h.port.Swap(0))
-}
-
-// TakeReserve reports (once) whether the Allocate being handled asked to
-// reserve the next port.
-func (h *PortHint) TakeReserve() bool {
-	if h == nil {
-		return false
-	}
-	return h.reserve.Swap(false)
-}
-
-// TakeEven reports (once) whether the Allocate being handled asked for an
-// even port and no reservation.
-func (h *PortHint) TakeEven() bool {
-	if h == nil {
-		return false
-	}
-	return h.even.Swap(false)
-}
-
-func (h *PortHint) set(p int) {
-	h.reserve.Store(p == reservePair)
-	h.even.Store(p == evenPort)
-	h.port.Store(int32(max(p, 0)))
-}
 
 // isAllocateAnswer is noteResponse's two-byte look.
 func isAllocateAnswer(b []byte) bool {

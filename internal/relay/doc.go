@@ -7,7 +7,7 @@
 // DONT-FRAGMENT on request), and relays ChannelData and Send/Data
 // indications both ways (uplink.go, conn.go); the peer → client direction
 // runs in a few epoll loops over many relay sockets (downlink.go), which
-// also read plain TCP clients' connections for the gate (streamread.go).
+// also read plain TCP clients' connections for the edge (streamread.go).
 // pion still owns the control protocol; the server mirrors its
 // permissions and channels into the fast path's tables (tables.go), so
 // expiry applies to the fast path too. It counts the packets and bytes

@@ -81,7 +81,7 @@ type downlink struct {
 }
 
 // watched is what a descriptor in the set is: a relay socket, or a plain
-// TCP client's connection read for the gate (see Watch).
+// TCP client's connection read for the edge (see Watch).
 type watched struct {
 	conn     *Conn
 	ready    func() bool

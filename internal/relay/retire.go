@@ -14,7 +14,7 @@ import "net"
 // lookup finds the new allocation and deletes it: the client's next request
 // gets 437 and its relay is gone (test/e2e TestReallocateFromSameAddress).
 //
-// The key's source address is an object turnd made: the gate makes a
+// The key's source address is an object turnd made: the edge makes a
 // fresh one for every message it hands pion (UDP: a new *net.UDPAddr per
 // datagram; TCP and TLS: a copy per message from the connection's
 // RemoteAddr), and pion keeps the Allocate request's in the allocation's

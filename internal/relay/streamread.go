@@ -17,11 +17,11 @@ import (
 // connection is read no faster than its replies are written, and TCP's own
 // flow control slows the client instead. Second, cost: one wake-up of the
 // loop serves every connection that became readable, and no read runs
-// only to find the connection empty. The gate keeps the protocol: the loop
-// only calls the gate's ready function, which relays data frames and hands
-// anything else back to the connection's own goroutine (gate.Reactor).
+// only to find the connection empty. The edge keeps the protocol: the loop
+// only calls the edge's ready function, which relays data frames and hands
+// anything else back to the connection's own goroutine (edge.Reactor).
 
-// Loop is the downlink loop of one allocation, as the gate sees it: a
+// Loop is the downlink loop of one allocation, as the edge sees it: a
 // reactor that reads a plain TCP client's connection for it.
 type Loop struct{ d *downlink }
 

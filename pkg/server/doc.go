@@ -1,6 +1,7 @@
 // Package server assembles turnd's TURN service: it binds the client-facing
 // sockets (a SO_REUSEPORT group per UDP address, TCP and TLS listeners), puts
-// the gate in front of them, and runs pion/turn behind it with turnd's
+// the edge (client I/O, asking the gate's policy) in front of them, and runs
+// pion/turn behind it with turnd's
 // credentials, peer filter, quotas, relay sockets and allocation registry.
 //
 // It exposes plain methods (Registry, Reload, Close) and reports what it sees

@@ -26,7 +26,7 @@ const tlsHandshakeRecord = 0x16
 // and on a shared port (listen.tcp_tls) the first byte that says plain TCP
 // or TLS. Both happen in a goroutine per connection, so a silent client
 // holds up no other, and by peeking and exact reads, so a plain connection
-// reaches the gate and its raw fast path with no byte buffered elsewhere.
+// reaches the edge and its raw fast path with no byte buffered elsewhere.
 type edgePort struct {
 	ln    net.Listener
 	tls   *tls.Config        // nil: no TLS side

@@ -8,7 +8,7 @@ import (
 	"github.com/pion/stun/v4"
 	"github.com/pion/turn/v5"
 
-	"github.com/turnd/turnd/internal/gate"
+	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/auth"
@@ -88,12 +88,12 @@ func (s *Server) permit(client net.Addr, peer net.IP) bool {
 
 // transportOf tells the client transport of an allocation from its
 // 5-tuple: UDP by the listening socket, TLS or TCP by the connection, which
-// the gate knows (a shared TCP+TLS port serves both on one address).
+// the edge knows (a shared TCP+TLS port serves both on one address).
 func (s *Server) transportOf(client, server net.Addr) allocation.Transport {
 	if _, ok := server.(*net.UDPAddr); ok {
 		return allocation.UDP
 	}
-	if s.gate.StreamTLS(client, server) {
+	if s.edge.StreamTLS(client, server) {
 		return allocation.TLS
 	}
 	return allocation.TCP
@@ -123,12 +123,12 @@ func (s *Server) events() turn.EventHandler {
 				Client: copyAddr(src), KeyedBy: src, Server: dst, Transport: t, User: userID, Realm: realm,
 				Relay: relayAddr, Created: time.Now(),
 			})
-			stream, _ := s.gate.Stream(src, dst) // nil for UDP clients
-			var reactor gate.Reactor
+			stream, _ := s.edge.Stream(src, dst) // nil for UDP clients
+			var reactor edge.Reactor
 			if loop, ok := s.relay.Reactor(relayAddr); ok && stream != nil {
 				reactor = loop // a plain TCP client's connection is read where its relay socket is
 			}
-			s.gate.Allocated(src, dst, reactor)
+			s.edge.Allocated(src, dst, reactor)
 			if err := s.relay.AttachClient(relayAddr, src, dst, stream); err != nil {
 				s.log.Warn("fast path not attached", "relay", relayAddr.String(), "err", err)
 			}
@@ -175,7 +175,7 @@ func (s *Server) events() turn.EventHandler {
 			if !ok {
 				return
 			}
-			s.gate.Released(src, dst) // a TCP/TLS connection left idle is closed in time
+			s.edge.Released(src, dst) // a TCP/TLS connection left idle is closed in time
 			u, _ := s.relay.Usage(info.Relay)
 			s.logUsage(info, u, endReason(info, src))
 			// Last: src may be the object the relay retires (relay/retire.go).

@@ -98,7 +98,7 @@ type streamConns struct {
 }
 
 // track wraps ln so that every connection it accepts joins the set. It wraps
-// the plain TCP listener, under TLS, so the gate still sees a *tls.Conn.
+// the plain TCP listener, under TLS, so the edge still sees a *tls.Conn.
 func (s *streamConns) track(ln net.Listener) net.Listener {
 	return &trackedListener{Listener: ln, set: s}
 }
@@ -171,7 +171,7 @@ type trackedConn struct {
 	ip  netip.Addr
 }
 
-// SyscallConn exposes the TCP socket, so the gate and the relay can read
+// SyscallConn exposes the TCP socket, so the edge and the relay can read
 // and write it with raw system calls (mmsg.Raw).
 func (c *trackedConn) SyscallConn() (syscall.RawConn, error) {
 	if sc, ok := c.Conn.(syscall.Conn); ok {

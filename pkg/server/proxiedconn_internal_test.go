@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestProxiedConnRemoteAddrDoesNotAllocate: the gate asks a stream's
+// TestProxiedConnRemoteAddrDoesNotAllocate: the edge asks a stream's
 // address for every packet pion writes; behind a PROXY-protocol proxy that
 // must cost no allocation, as it does not on a plain TCP connection.
 func TestProxiedConnRemoteAddrDoesNotAllocate(t *testing.T) {

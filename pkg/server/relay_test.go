@@ -241,7 +241,7 @@ func TestTCPClientReadByRelayLoop(t *testing.T) {
 	c.MustAllocate()
 	mustPermit(t, c, peer)
 	mustEcho(t, c, peer, "through the loop")
-	stacks.Wait(t, "gate.(*streamConn).await", waitTimeout)
+	stacks.Wait(t, "edge.(*streamConn).await", waitTimeout)
 	if code := c.Refresh(10 * time.Minute); code != 0 {
 		t.Fatalf("refresh over a loop-read connection: error %d", code)
 	}

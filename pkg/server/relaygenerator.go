@@ -6,7 +6,7 @@ import (
 
 	"github.com/pion/turn/v5"
 
-	"github.com/turnd/turnd/internal/gate"
+	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/internal/relay"
 )
@@ -15,7 +15,7 @@ import (
 // its RelayAddressGenerator: relay sockets learn their lane (the fast path
 // answers clients through it), reservation hints are applied, and
 // allocations that could not be served are counted (pion answers those 508).
-func (s *Server) relayGenerator(lane *mmsg.Socket, hint *gate.PortHint) turn.RelayAddressGenerator {
+func (s *Server) relayGenerator(lane *mmsg.Socket, hint *edge.PortHint) turn.RelayAddressGenerator {
 	return socketGenerator{relay: s.relay, s: s, obs: s.obs, lane: lane, hint: hint}
 }
 
@@ -32,7 +32,7 @@ type socketGenerator struct {
 	s      *Server
 	obs    Observer
 	lane   *mmsg.Socket
-	hint   *gate.PortHint
+	hint   *edge.PortHint
 	stream bool
 }
 

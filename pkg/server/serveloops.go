@@ -28,7 +28,7 @@ func (w *loopWatch) fail(err error) {
 }
 
 // watchedPacketConn reports the read error that ends pion's read loop.
-// Only packets pion handles pass here: the fast path relays inside the gate.
+// Only packets pion handles pass here: the fast path relays inside the edge.
 type watchedPacketConn struct {
 	net.PacketConn
 	w *loopWatch

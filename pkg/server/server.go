@@ -14,6 +14,7 @@ import (
 
 	"github.com/pion/turn/v5"
 
+	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/gate"
 	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/internal/relay"
@@ -73,6 +74,7 @@ type Server struct {
 	cert     atomic.Pointer[tls.Certificate]
 	registry *allocation.Registry
 	gate     *gate.Gate
+	edge     *edge.Edge
 	relay    *relay.Relay
 	turn     *turn.Server
 
@@ -168,8 +170,8 @@ func New(opts Options) (*Server, error) {
 			s.registry.Extend(client, server, time.Now().Add(lifetime))
 		},
 		Releasing: func(client, server net.Addr) { s.registry.MarkEnding(client, server, EndReleased) },
-		Panicked:  s.panicked,
 	})
+	s.edge = edge.New(s.gate, s.panicked)
 	if err := s.bind(cfg); err != nil {
 		s.closeSockets()
 		return nil, err
@@ -197,7 +199,7 @@ func (s *Server) closeSockets() {
 	_ = closeAll(s.locks)
 }
 
-// bind opens the client-facing sockets, each behind the gate.
+// bind opens the client-facing sockets, each behind the edge.
 func (s *Server) bind(cfg config.Config) error {
 	n := cfg.Listen.UDPSockets
 	if n == 0 {
@@ -305,15 +307,15 @@ func (s *Server) proxyPolicy(cfg config.Config) (*proxyPolicy, error) {
 	})
 }
 
-// startTURN runs pion behind the gate: one allocation table per UDP socket
+// startTURN runs pion behind the edge: one allocation table per UDP socket
 // (pion's design) and one per stream listener.
 func (s *Server) startTURN(cfg config.Config) error {
 	var pcs []turn.PacketConnConfig
 	for _, c := range s.udp {
 		// The hint carries reservation-token ports from this socket's gate
-		// to this socket's relay generator (see gate/reservation.go).
-		hint := new(gate.PortHint)
-		gated, err := gate.PacketConn(c, s.gate, hint, s.relay.RelayFor(c))
+		// to this socket's relay generator (see edge.PortHint).
+		hint := new(edge.PortHint)
+		gated, err := s.edge.PacketConn(c, hint, s.relay.RelayFor(c))
 		if err != nil {
 			return err
 		}
@@ -330,7 +332,7 @@ func (s *Server) startTURN(cfg config.Config) error {
 			gen = s.streamGenerator()
 		}
 		lcs = append(lcs, turn.ListenerConfig{
-			Listener:              watchedListener{Listener: gate.Listener(ln, s.gate, tlsHandshakeTimeout, s.streamFastPath), w: s.loops},
+			Listener:              watchedListener{Listener: s.edge.Listener(ln, tlsHandshakeTimeout, s.streamFastPath), w: s.loops},
 			RelayAddressGenerator: gen,
 			PermissionHandler:     s.permit,
 		})
@@ -386,7 +388,7 @@ func listenerAddrs(ls []net.Listener) []net.Addr {
 
 // streamFastPath is the relay's fast path for a TCP or TLS connection whose
 // local address is local.
-func (s *Server) streamFastPath(local net.Addr) gate.FastPath { return s.relay.RelayStreamFor(local) }
+func (s *Server) streamFastPath(local net.Addr) edge.FastPath { return s.relay.RelayStreamFor(local) }
 
 // answerGrace bounds how long Close waits for pion to answer the requests
 // it is handling: microseconds, unless a client's connection stopped taking
@@ -396,7 +398,7 @@ const answerGrace = 500 * time.Millisecond
 // answerPending lets pion answer the requests it is handling before the
 // sockets close, for at most answerGrace.
 func (s *Server) answerPending() {
-	pending, answered := s.gate.Quiesce()
+	pending, answered := s.edge.Quiesce()
 	if pending == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package gate
+package edge
 
 import (
 	"sync"
@@ -63,7 +63,7 @@ func (f *inFlight) quiesce() (int, <-chan struct{}) {
 // handed pion a message it has not come back from.
 type handing struct{ on atomic.Bool }
 
-// hand counts a message for pion; false if the gate is quiescing.
+// hand counts a message for pion; false if the edge is quiescing.
 func (h *handing) hand(f *inFlight) bool {
 	if !f.begin() {
 		return false
@@ -86,4 +86,4 @@ func (h *handing) back(f *inFlight) {
 // after that, and a request whose answer the close would otherwise lose (see
 // inFlight) gets it. Relayed data keeps flowing; requests that arrive from
 // now on go unanswered, as they would a moment later with the sockets closed.
-func (g *Gate) Quiesce() (pending int, answered <-chan struct{}) { return g.flight.quiesce() }
+func (e *Edge) Quiesce() (pending int, answered <-chan struct{}) { return e.flight.quiesce() }

@@ -1,4 +1,4 @@
-package gate_test
+package edge_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/gate"
 )
 
@@ -61,7 +62,7 @@ func TestPacketConnVerdicts(t *testing.T) {
 	p.MaxLifetime = 0
 	g := gate.New(p, gate.Hooks{Accepting: func() bool { return !draining.Load() }})
 	server, client := listenUDP(t), listenUDP(t)
-	pc := mustPacketConn(t, server, g, nil, nil)
+	pc := mustPacketConn(t, server, edge.New(g, nil), nil, nil)
 
 	cd := channelData([]byte("media"), false)
 	df := aliceAllocate(t, dontFragment())
@@ -124,7 +125,7 @@ func TestPacketConnVerdicts(t *testing.T) {
 // loop ends on them), and that Close wakes a read waiting for a datagram
 // (pion's shutdown).
 func TestPacketConnReadError(t *testing.T) {
-	pc := mustPacketConn(t, listenUDP(t), gate.New(strictPolicy(), gate.Hooks{}), nil, nil)
+	pc := mustPacketConn(t, listenUDP(t), edge.New(gate.New(strictPolicy(), gate.Hooks{}), nil), nil, nil)
 	errc := make(chan error, 1)
 	go func() {
 		_, _, err := pc.ReadFrom(make([]byte, 1600))
@@ -159,7 +160,7 @@ func TestPacketConnFastPath(t *testing.T) {
 		offered = append(offered, bytes.Clone(pkt))
 		return bytes.Equal(pkt, taken)
 	}
-	pc := mustPacketConn(t, server, gate.New(strictPolicy(), gate.Hooks{}), nil, fast)
+	pc := mustPacketConn(t, server, edge.New(gate.New(strictPolicy(), gate.Hooks{}), nil), nil, fast)
 
 	tests := []struct {
 		name    string
@@ -192,8 +193,8 @@ func TestPanicInFastPathDropsOnePacket(t *testing.T) {
 	boom := channelData([]byte("boom"), false)
 	fine := channelData([]byte("fine"), false)
 	var panics []any
-	g := gate.New(strictPolicy(), gate.Hooks{Panicked: func(v any) { panics = append(panics, v) }})
-	pc := mustPacketConn(t, server, g, nil, func(pkt []byte, _ netip.AddrPort) bool {
+	e := edge.New(gate.New(strictPolicy(), gate.Hooks{}), func(v any) { panics = append(panics, v) })
+	pc := mustPacketConn(t, server, e, nil, func(pkt []byte, _ netip.AddrPort) bool {
 		if bytes.Equal(pkt, boom) {
 			panic("hostile packet")
 		}

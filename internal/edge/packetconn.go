@@ -1,9 +1,10 @@
-package gate
+package edge
 
 import (
 	"net"
 	"net/netip"
 
+	"github.com/turnd/turnd/internal/gate"
 	"github.com/turnd/turnd/internal/mmsg"
 )
 
@@ -12,12 +13,12 @@ import (
 // is offered every packet and must say no to the rest cheaply.
 type FastPath func(pkt []byte, client netip.AddrPort) bool
 
-// PacketConn puts the gate in front of a UDP listening socket: pion reads
-// through it and writes through it. hint, if not nil, receives the relay
-// port of a reservation token for the packet being handled; give the same
-// hint to the relay generator of this socket's pion configuration. fast, if
-// not nil, is offered every packet first.
-func PacketConn(inner *mmsg.Socket, g *Gate, hint *PortHint, fast FastPath) (net.PacketConn, error) {
+// PacketConn puts the edge in front of a UDP listening socket: pion reads
+// through it and writes through it, and the gate sees every packet. hint, if
+// not nil, receives the relay port of a reservation token for the packet
+// being handled; give the same hint to the relay generator of this socket's
+// pion configuration. fast, if not nil, is offered every packet first.
+func (e *Edge) PacketConn(inner *mmsg.Socket, hint *PortHint, fast FastPath) (net.PacketConn, error) {
 	if hint == nil {
 		hint = new(PortHint)
 	}
@@ -25,7 +26,7 @@ func PacketConn(inner *mmsg.Socket, g *Gate, hint *PortHint, fast FastPath) (net
 	if err != nil {
 		return nil, err
 	}
-	return &packetConn{Socket: inner, g: g, hint: hint, fast: fast, batch: batch}, nil
+	return &packetConn{Socket: inner, e: e, hint: hint, fast: fast, batch: batch}, nil
 }
 
 // readBatch is how many datagrams one recvmmsg may bring in: under load the
@@ -38,7 +39,7 @@ const (
 
 type packetConn struct {
 	*mmsg.Socket
-	g     *Gate
+	e     *Edge
 	hint  *PortHint
 	fast  FastPath
 	batch *mmsg.Reader
@@ -55,7 +56,7 @@ func (c *packetConn) ReadFrom(p []byte) (int, net.Addr, error) {
 	// pion has finished with the previous packet: its hint is stale, and
 	// its answer is written.
 	c.hint.set(0)
-	c.busy.back(c.g.flight)
+	c.busy.back(c.e.flight)
 	for {
 		buf, n, from, err := c.batch.Next()
 		if err != nil {
@@ -63,14 +64,14 @@ func (c *packetConn) ReadFrom(p []byte) (int, net.Addr, error) {
 		}
 		out, addr, v, port := c.handle(buf[:n], from)
 		switch v {
-		case Pass:
-			if c.busy.hand(c.g.flight) {
+		case gate.Pass:
+			if c.busy.hand(c.e.flight) {
 				c.hint.set(port)
 				return copy(p, buf[:n]), addr, nil
 			}
-		case Rewrite:
+		case gate.Rewrite:
 			// A rewrite only ever shrinks or keeps the size.
-			if len(out) <= len(p) && c.busy.hand(c.g.flight) {
+			if len(out) <= len(p) && c.busy.hand(c.e.flight) {
 				c.hint.set(port)
 				return copy(p, out), addr, nil
 			}
@@ -83,18 +84,18 @@ func (c *packetConn) ReadFrom(p []byte) (int, net.Addr, error) {
 // handle runs one datagram through the fast path and the gate. A panic in
 // either drops that datagram and is reported; it never takes the socket's
 // read loop, and with it every other client of the socket, down.
-func (c *packetConn) handle(pkt []byte, from netip.AddrPort) (out []byte, addr net.Addr, v Verdict, port int) {
+func (c *packetConn) handle(pkt []byte, from netip.AddrPort) (out []byte, addr net.Addr, v gate.Verdict, port gate.PortRequest) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.g.panicked(r)
-			v = Answered
+			c.e.recovered(r)
+			v = gate.Answered
 		}
 	}()
 	if c.fast != nil && c.fast(pkt, from) {
-		return nil, nil, Answered, 0
+		return nil, nil, gate.Answered, 0
 	}
 	addr = net.UDPAddrFromAddrPort(from)
-	out, v, port = c.g.inspect(pkt, addr, c.Socket.LocalAddr(), c.Socket)
+	out, v, port = c.e.gate.InspectDatagram(pkt, addr, c.Socket.LocalAddr(), c.Socket)
 	return out, addr, v, port
 }
 
@@ -103,11 +104,7 @@ func (c *packetConn) handle(pkt []byte, from netip.AddrPort) (out []byte, addr n
 //
 // Hot path: one call per datagram pion sends a client; a two-byte look.
 func (c *packetConn) WriteTo(p []byte, addr net.Addr) (int, error) {
-	if isAllocateAnswer(p) {
-		c.g.noteResponse(p, addr, c.Socket.LocalAddr())
-	}
-	c.g.noteGranted(p, func() net.Addr { return addr }, c.Socket.LocalAddr)
-	if out, changed := c.g.withReason(p, addr); changed {
+	if out, changed := c.e.gate.Outgoing(p, addr, func() net.Addr { return addr }, c.Socket.LocalAddr, true); changed {
 		if _, err := c.Socket.WriteTo(out, addr); err != nil {
 			return 0, err
 		}

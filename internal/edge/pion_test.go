@@ -1,4 +1,4 @@
-package gate_test
+package edge_test
 
 import (
 	"io"
@@ -9,10 +9,11 @@ import (
 	"github.com/pion/stun/v4"
 	"github.com/pion/turn/v5"
 
+	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/gate"
 )
 
-// These tests run real pion behind gate.Listener: the RFC 6062 flows depend
+// These tests run real pion behind edge.Listener: the RFC 6062 flows depend
 // on exactly how pion reads the stream around a ConnectionBind.
 
 // startPion serves TURN over TCP on loopback behind the gate and returns
@@ -30,7 +31,7 @@ func startPion(t *testing.T, p *gate.Policy) net.Addr {
 			return ra.Username, aliceKey(), ra.Username == testUser
 		},
 		ListenerConfigs: []turn.ListenerConfig{{
-			Listener: gate.Listener(ln, g, time.Second, nil),
+			Listener: edge.New(g, nil).Listener(ln, time.Second, nil),
 			RelayAddressGenerator: &turn.RelayAddressGeneratorStatic{
 				RelayAddress: net.IPv4(127, 0, 0, 1),
 				Address:      "127.0.0.1",

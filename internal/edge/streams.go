@@ -1,4 +1,4 @@
-package gate
+package edge
 
 import (
 	"io"
@@ -46,10 +46,10 @@ func (t *streamTable) drop(client, server net.Addr, c *streamConn) {
 // Stream returns the connection of the TCP/TLS client at client that reached
 // the listener at server, as a writer for the relay's downlink fast path.
 // Writes are whole frames and safe for concurrent use (the connection's).
-func (g *Gate) Stream(client, server net.Addr) (io.Writer, bool) {
-	g.streams.mu.Lock()
-	defer g.streams.mu.Unlock()
-	c, ok := g.streams.m[netaddr.Of(client, server)]
+func (e *Edge) Stream(client, server net.Addr) (io.Writer, bool) {
+	e.streams.mu.Lock()
+	defer e.streams.mu.Unlock()
+	c, ok := e.streams.m[netaddr.Of(client, server)]
 	if !ok {
 		return nil, false
 	}
@@ -59,13 +59,13 @@ func (g *Gate) Stream(client, server net.Addr) (io.Writer, bool) {
 	return c.Conn, true
 }
 
-// Allocated tells the gate that the TCP/TLS client at client, on the
+// Allocated tells the edge that the TCP/TLS client at client, on the
 // listener at server, now holds an allocation: its connection is no longer
 // idle and the idle timeout stops applying. r, if not nil, is the reactor
 // that reads a plain TCP connection from now on (see Reactor); a TLS
 // connection stays with its own goroutine.
-func (g *Gate) Allocated(client, server net.Addr, r Reactor) {
-	c, ok := g.streams.get(client, server)
+func (e *Edge) Allocated(client, server net.Addr, r Reactor) {
+	c, ok := e.streams.get(client, server)
 	if !ok {
 		return
 	}
@@ -81,18 +81,18 @@ func (g *Gate) Allocated(client, server net.Addr, r Reactor) {
 	}
 }
 
-// Released tells the gate that the TCP/TLS client at client, on the
+// Released tells the edge that the TCP/TLS client at client, on the
 // listener at server, no longer holds an allocation (deleted or expired):
 // the idle timeout applies again from now, or a client could keep an idle
 // connection, goroutine and socket forever by allocating once. A timer
 // rather than a read deadline: a plain TCP connection may be read by its
 // reactor's raw reads, which deadlines do not reach.
-func (g *Gate) Released(client, server net.Addr) {
-	idle := g.policy.Load().IdleTimeout
+func (e *Edge) Released(client, server net.Addr) {
+	idle := e.gate.IdleTimeout()
 	if idle <= 0 {
 		return
 	}
-	c, ok := g.streams.get(client, server)
+	c, ok := e.streams.get(client, server)
 	if !ok {
 		return
 	}

@@ -1,10 +1,11 @@
-package gate
+package edge
 
 import (
 	"net"
 	"testing"
 
 	"github.com/pion/stun/v4"
+	"github.com/turnd/turnd/internal/gate"
 )
 
 // fixedConn is a connection whose RemoteAddr is one stored object, as
@@ -27,7 +28,7 @@ func TestStreamPerPacketPathsDoNotAllocate(t *testing.T) {
 			remote: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 40000},
 			local:  &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478},
 		},
-		g: New(&Policy{}, Hooks{Accepting: func() bool { return true }}),
+		e: New(gate.New(&gate.Policy{}, gate.Hooks{Accepting: func() bool { return true }}), nil),
 	}
 	build := func(typ stun.MessageType) []byte {
 		m, err := stun.Build(stun.TransactionID, typ, stun.RawAttribute{Type: stun.AttrData, Value: make([]byte, 160)})

@@ -1,4 +1,4 @@
-package gate
+package edge
 
 import (
 	"context"
@@ -11,24 +11,25 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/turnd/turnd/internal/gate"
 	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/internal/wire"
 )
 
-// Listener puts the gate in front of a TCP or TLS listener: every accepted
+// Listener puts the edge in front of a TCP or TLS listener: every accepted
 // connection is framed into STUN messages and ChannelData so the gate can
 // inspect each, and pion reads the vetted byte stream.
 // fast, if not nil, gives each connection its fast path by the connection's
 // local address (turnd's side of the 5-tuple): it is offered every
 // ChannelData and Send indication frame first (see FastPath), with the
 // client's address.
-func Listener(inner net.Listener, g *Gate, handshakeTimeout time.Duration, fast func(local net.Addr) FastPath) net.Listener {
-	return &listener{Listener: inner, g: g, handshakeTimeout: handshakeTimeout, fast: fast}
+func (e *Edge) Listener(inner net.Listener, handshakeTimeout time.Duration, fast func(local net.Addr) FastPath) net.Listener {
+	return &listener{Listener: inner, e: e, handshakeTimeout: handshakeTimeout, fast: fast}
 }
 
 type listener struct {
 	net.Listener
-	g                *Gate
+	e                *Edge
 	handshakeTimeout time.Duration
 	fast             func(local net.Addr) FastPath // a connection's, by its local address
 }
@@ -40,12 +41,12 @@ func (l *listener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := &streamConn{Conn: c, g: l.g, handshakeTimeout: l.handshakeTimeout}
+	sc := &streamConn{Conn: c, e: l.e, handshakeTimeout: l.handshakeTimeout}
 	if l.fast != nil {
 		sc.fast = l.fast(c.LocalAddr())
 	}
-	if idle := l.g.policy.Load().IdleTimeout; idle > 0 {
-		// Cleared when the connection gets an allocation (Gate.Allocated)
+	if idle := l.e.gate.IdleTimeout(); idle > 0 {
+		// Cleared when the connection gets an allocation (Edge.Allocated)
 		// or becomes an RFC 6062 data connection; until then a silent or
 		// idle connection is cut, freeing its goroutine and socket.
 		_ = c.SetReadDeadline(time.Now().Add(idle))
@@ -58,7 +59,7 @@ func (l *listener) Accept() (net.Conn, error) {
 		sc.back = make(chan struct{}, 1)
 		sc.readyFn, sc.releasedFn = sc.ready, sc.released
 	}
-	l.g.streams.put(c.RemoteAddr(), c.LocalAddr(), sc)
+	l.e.streams.put(c.RemoteAddr(), c.LocalAddr(), sc)
 	return sc, nil
 }
 
@@ -77,7 +78,7 @@ const reactorRead = 2048
 // padded to four bytes over TCP) and runs each STUN message through the gate.
 type streamConn struct {
 	net.Conn
-	g                *Gate
+	e                *Edge
 	handshakeTimeout time.Duration
 	handshaken       bool
 
@@ -119,16 +120,16 @@ type streamConn struct {
 	busy handing // pion holds STUN messages from this connection
 
 	// idle guards the timer that closes the connection once it has held
-	// no allocation for the idle timeout (Gate.Released); every
+	// no allocation for the idle timeout (Edge.Released); every
 	// allocation or release moves idleEpoch on, disarming older timers.
 	idle      sync.Mutex
 	idleEpoch uint64
 	idleTimer *time.Timer
 }
 
-// Reactor reads a plain TCP client's connection for the gate once the
+// Reactor reads a plain TCP client's connection for the edge once the
 // client holds an allocation: the relay's downlink loop (relay.Loop), which
-// then carries both directions of the client. See Gate.Allocated.
+// then carries both directions of the client. See Edge.Allocated.
 type Reactor interface {
 	// Watch calls ready on the reactor's goroutine whenever fd is readable,
 	// until ready returns false; if the reactor stops first it calls
@@ -148,7 +149,7 @@ func (c *streamConn) readConn(p []byte) (int, error) {
 }
 
 // writeConn writes the connection, raw when it can. Every writer of the
-// connection goes through here (or through the writer Gate.Stream hands
+// connection goes through here (or through the writer Edge.Stream hands
 // out, the same one), so messages never interleave.
 func (c *streamConn) writeConn(b []byte) (int, error) {
 	if c.sock != nil {
@@ -163,7 +164,7 @@ func (c *streamConn) Read(p []byte) (int, error) {
 	// the copy in the other direction ends, from its read loop too.
 	c.readMu.Lock()
 	defer c.readMu.Unlock()
-	c.busy.back(c.g.flight) // pion has answered what it read before
+	c.busy.back(c.e.flight) // pion has answered what it read before
 	if !c.handshaken {
 		if err := c.handshake(); err != nil {
 			return 0, err
@@ -201,7 +202,7 @@ func (c *streamConn) Read(p []byte) (int, error) {
 			c.fill()
 		}
 	}
-	if !c.busy.hand(c.g.flight) {
+	if !c.busy.hand(c.e.flight) {
 		return 0, net.ErrClosed // the server is closing
 	}
 	n := copy(p, c.buf[c.rd:c.vetted])
@@ -328,7 +329,7 @@ func (c *streamConn) vet() error {
 		}
 		if wire.Type(rest) == wire.TypeConnectionBindRequest {
 			// The gate may answer it (RFC 6062 §5.4 on a control connection).
-			if _, v := c.inspect(rest[:size]); v == Answered {
+			if _, v := c.inspect(rest[:size]); v == gate.Answered {
 				c.splice(size, nil)
 				continue
 			}
@@ -343,11 +344,11 @@ func (c *streamConn) vet() error {
 		// allocation table, so pion finds its own reservations.
 		out, v := c.inspect(rest[:size])
 		switch v {
-		case Pass:
+		case gate.Pass:
 			c.vetted += size
-		case Rewrite:
+		case gate.Rewrite:
 			c.splice(size, out)
-		case Answered:
+		case gate.Answered:
 			c.splice(size, nil)
 		}
 	}
@@ -360,7 +361,7 @@ func (c *streamConn) offer(frame []byte) (taken bool) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			c.g.panicked(r)
+			c.e.recovered(r)
 			taken = true
 		}
 	}()
@@ -371,14 +372,14 @@ func (c *streamConn) offer(frame []byte) (taken bool) {
 // The gate gets the connection's own address object, not RemoteAddr's
 // copy (kept for pion, see RemoteAddr): a Send indication the fast path
 // leaves costs no allocation.
-func (c *streamConn) inspect(frame []byte) (out []byte, v Verdict) {
+func (c *streamConn) inspect(frame []byte) (out []byte, v gate.Verdict) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.g.panicked(r)
-			out, v = nil, Answered
+			c.e.recovered(r)
+			out, v = nil, gate.Answered
 		}
 	}()
-	return c.g.Inspect(frame, c.Conn.RemoteAddr(), c.LocalAddr(), c)
+	return c.e.gate.Inspect(frame, c.Conn.RemoteAddr(), c.LocalAddr(), c)
 }
 
 // readRaw serves a data connection: leftover buffered bytes first, then the socket.
@@ -416,8 +417,7 @@ func (c *streamConn) Write(b []byte) (int, error) {
 	if wire.IsSTUN(b) && wire.Type(b) == wire.TypeConnectionBindSuccess {
 		c.bound.Store(true)
 	}
-	c.g.noteGranted(b, c.RemoteAddr, c.LocalAddr)
-	if out, changed := c.g.withReason(b, c.Conn.RemoteAddr()); changed {
+	if out, changed := c.e.gate.Outgoing(b, c.Conn.RemoteAddr(), c.RemoteAddr, c.LocalAddr, false); changed {
 		if _, err := c.writeConn(out); err != nil {
 			return 0, err
 		}
@@ -436,8 +436,8 @@ func (c *streamConn) Close() error {
 			c.idleTimer.Stop()
 		}
 		c.idle.Unlock()
-		c.busy.back(c.g.flight)
-		c.g.streams.drop(c.RemoteAddr(), c.LocalAddr(), c)
+		c.busy.back(c.e.flight)
+		c.e.streams.drop(c.RemoteAddr(), c.LocalAddr(), c)
 		c.watchMu.Lock()
 		c.closing = true
 		if r := c.reactor.Load(); r != nil && (*r).Unwatch(c.sock.Fd()) {
@@ -463,6 +463,19 @@ func (c *streamConn) RemoteAddr() net.Addr {
 
 // WriteTo lets the gate answer on the connection (the address is implied).
 func (c *streamConn) WriteTo(b []byte, _ net.Addr) (int, error) { return c.writeConn(b) }
+
+// TLSPort tells the gate the connection's local port when it is TLS (see
+// gate.TLSResponder).
+func (c *streamConn) TLSPort() (int, bool) {
+	if _, ok := c.Conn.(*tls.Conn); !ok {
+		return 0, false
+	}
+	la, ok := c.Conn.LocalAddr().(*net.TCPAddr)
+	if !ok {
+		return 0, false
+	}
+	return la.Port, true
+}
 
 // handshake completes a TLS handshake within the timeout, so a client that
 // connects and says nothing cannot hold a goroutine and a socket forever.

@@ -1,4 +1,4 @@
-package gate
+package edge
 
 import (
 	"crypto/tls"
@@ -8,8 +8,8 @@ import (
 // StreamTLS reports whether the stream client at client, on the listener at
 // server, speaks TLS. The listening port alone cannot tell: a shared port
 // (listen.tcp_tls) serves both on one address.
-func (g *Gate) StreamTLS(client, server net.Addr) bool {
-	c, ok := g.streams.get(client, server)
+func (e *Edge) StreamTLS(client, server net.Addr) bool {
+	c, ok := e.streams.get(client, server)
 	if !ok {
 		return false
 	}

@@ -1,4 +1,4 @@
-package gate_test
+package edge_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/gate"
 	"github.com/turnd/turnd/internal/testcert"
 )
@@ -24,7 +25,7 @@ func selfSigned(t *testing.T) (server, client *tls.Config) {
 	return c.ServerConfig(), c.ClientConfig()
 }
 
-// tlsPair accepts one TLS connection through gate.Listener; the client side
+// tlsPair accepts one TLS connection through edge.Listener; the client side
 // is a raw TCP connection when raw, else a TLS client that handshakes on
 // its first write.
 func tlsPair(t *testing.T, g *gate.Gate, timeout time.Duration, raw bool) (server, client net.Conn) {
@@ -34,7 +35,7 @@ func tlsPair(t *testing.T, g *gate.Gate, timeout time.Duration, raw bool) (serve
 	if err != nil {
 		t.Fatalf("listen tcp: %v", err)
 	}
-	ln := gate.Listener(tls.NewListener(inner, serverCfg), g, timeout, nil)
+	ln := edge.New(g, nil).Listener(tls.NewListener(inner, serverCfg), timeout, nil)
 	return acceptPair(t, ln, func() (net.Conn, error) {
 		c, err := net.Dial("tcp4", inner.Addr().String())
 		if err != nil || raw {

@@ -1,4 +1,4 @@
-package gate_test
+package edge_test
 
 import (
 	"bytes"
@@ -13,10 +13,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/gate"
 )
 
-// testReactor is a gate.Reactor in miniature: a goroutine per watched
+// testReactor is a edge.Reactor in miniature: a goroutine per watched
 // descriptor polls it and calls ready, under the lock Unwatch takes, as the
 // relay's loop does under its own.
 type testReactor struct {
@@ -109,17 +110,18 @@ func (r *testReactor) waitWatch(t *testing.T) {
 
 // reactorPair is streamPair with a fast path, its connection allocated
 // with reactor r.
-func reactorPair(t *testing.T, r gate.Reactor, fast gate.FastPath) (server, client net.Conn) {
+func reactorPair(t *testing.T, r edge.Reactor, fast edge.FastPath) (server, client net.Conn) {
 	t.Helper()
 	g := gate.New(strictPolicy(), gate.Hooks{})
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	server, client = acceptPair(t, gate.Listener(ln, g, time.Second, always(fast)), func() (net.Conn, error) {
+	e := edge.New(g, nil)
+	server, client = acceptPair(t, e.Listener(ln, time.Second, always(fast)), func() (net.Conn, error) {
 		return net.Dial("tcp4", ln.Addr().String())
 	})
-	g.Allocated(server.RemoteAddr(), server.LocalAddr(), r)
+	e.Allocated(server.RemoteAddr(), server.LocalAddr(), r)
 	return server, client
 }
 
@@ -298,7 +300,7 @@ type outcome struct {
 // chunk bytes, then closes it, and reads it as pion would; with r the
 // connection is read by r once "allocated". The fast path takes Send
 // indications and ChannelData on even channel numbers.
-func streamOutcome(t *testing.T, data []byte, chunk int, r gate.Reactor) outcome {
+func streamOutcome(t *testing.T, data []byte, chunk int, r edge.Reactor) outcome {
 	var (
 		mu  sync.Mutex
 		out outcome
@@ -317,10 +319,11 @@ func streamOutcome(t *testing.T, data []byte, chunk int, r gate.Reactor) outcome
 	if err != nil {
 		t.Fatal(err)
 	}
-	server, client := acceptPair(t, gate.Listener(ln, g, time.Second, always(fast)), func() (net.Conn, error) {
+	e := edge.New(g, nil)
+	server, client := acceptPair(t, e.Listener(ln, time.Second, always(fast)), func() (net.Conn, error) {
 		return net.Dial("tcp4", ln.Addr().String())
 	})
-	g.Allocated(server.RemoteAddr(), server.LocalAddr(), r)
+	e.Allocated(server.RemoteAddr(), server.LocalAddr(), r)
 	go func() {
 		defer client.(*net.TCPConn).CloseWrite()
 		for b := data; len(b) > 0; b = b[min(chunk, len(b)):] {
@@ -338,7 +341,7 @@ func streamOutcome(t *testing.T, data []byte, chunk int, r gate.Reactor) outcome
 			continue
 		case errors.Is(err, io.EOF):
 			out.end = "eof"
-		case errors.Is(err, gate.ErrBadFraming):
+		case errors.Is(err, edge.ErrBadFraming):
 			out.end = "bad framing"
 		default:
 			t.Fatalf("Read: %v", err)
@@ -381,9 +384,9 @@ func TestStreamReactorReset(t *testing.T) {
 }
 
 // always gives every connection the same fast path.
-func always(fast gate.FastPath) func(net.Addr) gate.FastPath {
+func always(fast edge.FastPath) func(net.Addr) edge.FastPath {
 	if fast == nil {
 		return nil
 	}
-	return func(net.Addr) gate.FastPath { return fast }
+	return func(net.Addr) edge.FastPath { return fast }
 }

@@ -1,4 +1,4 @@
-package gate_test
+package edge_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/gate"
 )
 
@@ -38,16 +39,17 @@ func allocateSuccess(tb testing.TB, relayed *net.UDPAddr, tok []byte) []byte {
 // turnd runs a SO_REUSEPORT group, and a client.
 type reservationRig struct {
 	first, second   net.PacketConn // gate wrappers pion reads and writes through
-	hint1, hint2    *gate.PortHint
+	hint1, hint2    *edge.PortHint
 	server2, client *net.UDPConn
 }
 
 func newReservationRig(t *testing.T) *reservationRig {
 	g := gate.New(&gate.Policy{Keys: staticKeys()}, gate.Hooks{})
 	s1, s2 := listenUDP(t), listenUDP(t)
-	r := &reservationRig{hint1: new(gate.PortHint), hint2: new(gate.PortHint), server2: s2, client: listenUDP(t)}
-	r.first = mustPacketConn(t, s1, g, r.hint1, nil)
-	r.second = mustPacketConn(t, s2, g, r.hint2, nil)
+	r := &reservationRig{hint1: new(edge.PortHint), hint2: new(edge.PortHint), server2: s2, client: listenUDP(t)}
+	e := edge.New(g, nil)
+	r.first = mustPacketConn(t, s1, e, r.hint1, nil)
+	r.second = mustPacketConn(t, s2, e, r.hint2, nil)
 	return r
 }
 
@@ -181,7 +183,7 @@ func TestReservationHintClearedOnNextRead(t *testing.T) {
 
 // TestPortHintNil: pion's stream listeners get a nil hint.
 func TestPortHintNil(t *testing.T) {
-	var h *gate.PortHint
+	var h *edge.PortHint
 	if got := h.Take(); got != 0 {
 		t.Errorf("nil hint Take = %d", got)
 	}

@@ -1,4 +1,4 @@
-package gate_test
+package edge_test
 
 import (
 	"bytes"
@@ -11,10 +11,11 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/gate"
 )
 
-// streamPair accepts one loopback TCP connection through gate.Listener and
+// streamPair accepts one loopback TCP connection through edge.Listener and
 // returns the server side (what pion reads) and the client side.
 func streamPair(t *testing.T, g *gate.Gate) (server, client net.Conn) {
 	t.Helper()
@@ -22,7 +23,7 @@ func streamPair(t *testing.T, g *gate.Gate) (server, client net.Conn) {
 	if err != nil {
 		t.Fatalf("listen tcp: %v", err)
 	}
-	return acceptPair(t, gate.Listener(ln, g, time.Second, nil), func() (net.Conn, error) {
+	return acceptPair(t, edge.New(g, nil).Listener(ln, time.Second, nil), func() (net.Conn, error) {
 		return net.Dial("tcp4", ln.Addr().String())
 	})
 }
@@ -285,13 +286,13 @@ func TestStreamBadFraming(t *testing.T) {
 				n, err = server.Read(buf)
 				got = append(got, buf[:n]...)
 			}
-			if !errors.Is(err, gate.ErrBadFraming) {
+			if !errors.Is(err, edge.ErrBadFraming) {
 				t.Fatalf("Read error %v, want ErrBadFraming (read %x first)", err, got)
 			}
 			if !bytes.Equal(got, tc.good) {
 				t.Errorf("read %x before the error, want %x", got, tc.good)
 			}
-			if _, err := server.Read(buf); !errors.Is(err, gate.ErrBadFraming) {
+			if _, err := server.Read(buf); !errors.Is(err, edge.ErrBadFraming) {
 				t.Errorf("second Read error %v, want ErrBadFraming again", err)
 			}
 		})
