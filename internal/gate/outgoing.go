@@ -11,9 +11,17 @@ import "net"
 // to is the address pion writes to; client and server name the 5-tuple and
 // are called only for the answers that need them.
 //
-// Hot path: one call per write to a client; a two-byte look for all but
-// responses.
+// Hot path: one call per write to a client; everything but a STUN response
+// returns after a one-byte look.
 func (g *Gate) Outgoing(b []byte, to net.Addr, client, server func() net.Addr, datagram bool) (out []byte, changed bool) {
+	if len(b) < 20 || b[0]&0xC1 != 0x01 { // a STUN response: top bits 00, class bit 0x0100
+		return b, false
+	}
+	return g.response(b, to, client, server, datagram)
+}
+
+// response is Outgoing for a STUN response.
+func (g *Gate) response(b []byte, to net.Addr, client, server func() net.Addr, datagram bool) ([]byte, bool) {
 	if datagram && isAllocateAnswer(b) {
 		g.noteResponse(b, to, server())
 	}
