@@ -8,71 +8,12 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/turnd/turnd/internal/gate"
 	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/internal/wire"
 )
-
-// Listener puts the edge in front of a TCP or TLS listener: every accepted
-// connection is framed into STUN messages and ChannelData so the gate can
-// inspect each, and pion reads the vetted byte stream.
-// fast, if not nil, gives each connection its fast path by the connection's
-// local address (turnd's side of the 5-tuple): it is offered every
-// ChannelData and Send indication frame first (see FastPath), with the
-// client's address.
-func (e *Edge) Listener(inner net.Listener, handshakeTimeout time.Duration, fast func(local net.Addr) FastPath) net.Listener {
-	return &listener{Listener: inner, e: e, handshakeTimeout: handshakeTimeout, fast: fast}
-}
-
-type listener struct {
-	net.Listener
-	e                *Edge
-	handshakeTimeout time.Duration
-	fast             func(local net.Addr) FastPath // a connection's, by its local address
-}
-
-// Accept returns the next connection, wrapped. It never blocks on a TLS
-// handshake: that happens on the connection's first Read, in its own goroutine.
-func (l *listener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	sc := &streamConn{Conn: c, e: l.e, handshakeTimeout: l.handshakeTimeout}
-	if l.fast != nil {
-		sc.fast = l.fast(c.LocalAddr())
-	}
-	if idle := l.e.gate.IdleTimeout(); idle > 0 {
-		// Cleared when the connection gets an allocation (Edge.Allocated)
-		// or becomes an RFC 6062 data connection; until then a silent or
-		// idle connection is cut, freeing its goroutine and socket.
-		_ = c.SetReadDeadline(time.Now().Add(idle))
-	}
-	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-		sc.remote = ta.AddrPort()
-	}
-	if s, ok := c.(syscall.Conn); ok { // plain TCP; a *tls.Conn is not one
-		sc.sock, _ = mmsg.NewRaw(s) // nil on error: the net.Conn path serves
-		sc.back = make(chan struct{}, 1)
-		sc.readyFn, sc.releasedFn = sc.ready, sc.released
-	}
-	l.e.streams.put(c.RemoteAddr(), c.LocalAddr(), sc)
-	return sc, nil
-}
-
-// Largest frame on a stream: a STUN message or padded ChannelData with a
-// 16-bit length, plus its header.
-const maxFrame = 20 + 0xFFFF + 3
-
-// reactorRead bounds what a reactor reads from one connection per turn:
-// whatever it reads goes to the peer at once, as a burst of datagrams that
-// nothing paces (UDP has no flow control), so a small bound keeps the
-// bursts from many connections within a peer's receive buffer (figures:
-// docs/benchmarks.md). A larger frame takes several turns.
-const reactorRead = 2048
 
 // streamConn frames a client's byte stream (RFC 8656 §12.5: ChannelData is
 // padded to four bytes over TCP) and runs each STUN message through the gate.
@@ -125,19 +66,6 @@ type streamConn struct {
 	idle      sync.Mutex
 	idleEpoch uint64
 	idleTimer *time.Timer
-}
-
-// Reactor reads a plain TCP client's connection for the edge once the
-// client holds an allocation: the relay's downlink loop (relay.Loop), which
-// then carries both directions of the client. See Edge.Allocated.
-type Reactor interface {
-	// Watch calls ready on the reactor's goroutine whenever fd is readable,
-	// until ready returns false; if the reactor stops first it calls
-	// released instead. Either way fd is then out of its set.
-	Watch(fd int, ready func() bool, released func()) error
-	// Unwatch takes fd out of the set if it is there and reports whether it
-	// was; after it returns, ready is not running.
-	Unwatch(fd int) bool
 }
 
 // readConn reads the connection, raw when it can.
@@ -218,75 +146,9 @@ func (c *streamConn) fill() {
 	c.readErr = err
 }
 
-// await hands the connection to its reactor until the reactor has read
-// something for pion (or an error) and handed it back; false if it has no
-// reactor, and Read must read the connection itself.
-func (c *streamConn) await() bool {
-	r := c.reactor.Load()
-	if r == nil {
-		return false
-	}
-	c.watchMu.Lock()
-	if c.closing {
-		c.watchMu.Unlock()
-		c.readErr = net.ErrClosed
-		return true
-	}
-	err := (*r).Watch(c.sock.Fd(), c.readyFn, c.releasedFn)
-	c.watchMu.Unlock()
-	if err != nil {
-		c.reactor.Store(nil) // the reactor has stopped: read here from now on
-		return false
-	}
-	<-c.back
-	return true
-}
-
-// ready runs on the reactor's goroutine while Read waits in await: it reads
-// what the connection holds and relays the data frames at the front. It
-// hands the connection back to Read (false) at the first frame the fast
-// path does not take — a STUN request for pion, a frame to vet — and at an
-// error or the end of the stream; a partial frame waits for more bytes.
-//
-// Hot path: one call per readable connection; no allocation, except to
-// grow the buffer for a frame larger than it.
-func (c *streamConn) ready() bool {
-	if c.rd == c.vetted && c.rd > 0 { // Read left nothing unvetted before the partial frame
-		n := copy(c.buf, c.buf[c.rd:])
-		c.buf, c.vetted, c.rd = c.buf[:n], 0, 0
-	}
-	c.grow()
-	n, err := c.sock.TryRead(c.buf[len(c.buf):min(cap(c.buf), len(c.buf)+reactorRead)])
-	c.buf = c.buf[:len(c.buf)+n]
-	if err != nil {
-		c.readErr = err
-		return c.handBack()
-	}
-	for {
-		rest := c.buf[c.vetted:]
-		if len(rest) < 4 {
-			return true // a partial frame: wait for the rest
-		}
-		size, ok := wire.FrameSize(rest)
-		switch {
-		case ok && len(rest) < size:
-			return true
-		case !ok || !wire.IsData(rest) || !c.offer(rest[:size]):
-			return c.handBack()
-		}
-		c.rd += size // relayed; nothing waits for pion in front of it
-		c.vetted += size
-	}
-}
-
-// handBack gives the connection back to Read, waiting in await.
-func (c *streamConn) handBack() bool {
-	c.back <- struct{}{}
-	return false
-}
-
-// released is the reactor stopping while Read waits in await.
-func (c *streamConn) released() { c.back <- struct{}{} }
+// Largest frame on a stream: a STUN message or padded ChannelData with a
+// 16-bit length, plus its header.
+const maxFrame = 20 + 0xFFFF + 3
 
 // grow makes room to read into, growing the buffer only as far as one
 // incomplete frame needs.
