@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -148,70 +147,6 @@ func errorCode(tb testing.TB, m *stun.Message) stun.ErrorCode {
 		tb.Fatalf("no ERROR-CODE in %v: %v", m, err)
 	}
 	return ec.Code
-}
-
-// sent is one packet a responder was asked to send.
-type sent struct {
-	b  []byte
-	to net.Addr
-}
-
-// responder is a gate.Responder that records replies.
-type responder struct {
-	mu      sync.Mutex
-	packets []sent
-}
-
-func (r *responder) WriteTo(b []byte, to net.Addr) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.packets = append(r.packets, sent{append([]byte(nil), b...), to})
-	return len(b), nil
-}
-
-func (r *responder) sent() []sent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]sent(nil), r.packets...)
-}
-
-// onlyReply returns the single reply r recorded, decoded.
-func (r *responder) onlyReply(tb testing.TB) *stun.Message {
-	tb.Helper()
-	got := r.sent()
-	if len(got) != 1 {
-		tb.Fatalf("replies = %d, want 1", len(got))
-	}
-	return decode(tb, got[0].b)
-}
-
-// recorder counts hook calls.
-type recorder struct {
-	mu         sync.Mutex
-	redirected []string // "user alternate"
-	refused    []string
-}
-
-func (h *recorder) hooks(accepting bool) gate.Hooks {
-	return gate.Hooks{
-		Accepting: func() bool { return accepting },
-		Redirected: func(user string, alt *net.UDPAddr) {
-			h.mu.Lock()
-			h.redirected = append(h.redirected, user+" "+alt.String())
-			h.mu.Unlock()
-		},
-		TCPRefused: func(user string) {
-			h.mu.Lock()
-			h.refused = append(h.refused, user)
-			h.mu.Unlock()
-		},
-	}
-}
-
-func (h *recorder) calls() (redirected, refused []string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]string(nil), h.redirected...), append([]string(nil), h.refused...)
 }
 
 // strictPolicy makes every authenticated Allocate an answer or a rewrite,
