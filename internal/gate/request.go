@@ -214,7 +214,7 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 		g.dontFragment.put(netaddr.Of(src, local), struct{}{})
 	}
 
-	// Step 5: a RESERVATION-TOKEN known to the group becomes a port hint
+	// Step 5: a RESERVATION-TOKEN known to the group becomes a PortRequest
 	// (see reservation.go); an unknown one goes to pion, which answers 508.
 	port := 0
 	if token, err := msg.Get(stun.AttrReservationToken); err == nil {
