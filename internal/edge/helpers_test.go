@@ -3,7 +3,6 @@ package edge_test
 import (
 	"bytes"
 	"encoding/binary"
-	"hash/crc32"
 	"net"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/gate"
 	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/wire"
 	"github.com/turnd/turnd/pkg/auth"
 )
 
@@ -227,24 +227,15 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 	}
 }
 
-// fingerprintOK is the gate's FINGERPRINT check (RFC 8489 §14.7) as the
-// framer's fuzz target needs it: true if pkt has no FINGERPRINT, is not RFC
-// 8489 STUN, or its FINGERPRINT matches; the gate drops the others unanswered.
+// fingerprintOK is the gate's FINGERPRINT check as the framer's fuzz
+// target needs it: true if pkt has no FINGERPRINT, is not RFC 8489 STUN, or
+// its FINGERPRINT matches; the gate drops the others unanswered.
 func fingerprintOK(pkt []byte) bool {
-	end := min(len(pkt), 20+int(binary.BigEndian.Uint16(pkt[2:4])))
-	for off := 20; off+4 <= end; {
-		t := binary.BigEndian.Uint16(pkt[off:])
-		l := int(binary.BigEndian.Uint16(pkt[off+2:]))
-		if t == uint16(stun.AttrFingerprint) {
-			if binary.BigEndian.Uint32(pkt[4:8]) != 0x2112A442 { // the magic cookie
-				return true
-			}
-			if l != 4 || off+8 > end {
-				return false
-			}
-			return binary.BigEndian.Uint32(pkt[off+4:]) == crc32.ChecksumIEEE(pkt[:off])^0x5354554e
+	a := wire.Walk(pkt)
+	for a.Next() {
+		if a.Type() == wire.AttrFingerprint {
+			return binary.BigEndian.Uint32(pkt[4:8]) != wire.MagicCookie || wire.FingerprintOK(pkt, &a)
 		}
-		off += 4 + (l+3)&^3
 	}
 	return true
 }
