@@ -31,7 +31,7 @@ test-go:
 # Every fuzz target runs briefly beyond its seed corpus (which test-go already
 # replays): new crashers surface in CI, bounded at FUZZTIME inputs each (a count, not a duration: a time limit races the fuzzer's own shutdown and fails spuriously).
 FUZZTIME ?= 20000x
-FUZZ_TARGETS := pkg/server:FuzzServerPacket internal/gate:FuzzInspect internal/gate:FuzzStream internal/gate:FuzzStreamReactor pkg/config:FuzzParse \
+FUZZ_TARGETS := pkg/server:FuzzServerPacket internal/gate:FuzzInspect internal/edge:FuzzStream internal/edge:FuzzStreamReactor pkg/config:FuzzParse \
 	pkg/auth:FuzzKeys pkg/peerfilter:FuzzParseEntry internal/wire:FuzzWire internal/relay:FuzzChannelData \
 	pkg/server:FuzzProxyHeader
 test-fuzz:
@@ -39,6 +39,7 @@ test-fuzz:
 		pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
 		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) >/tmp/turnd-fuzz.log 2>&1 || { cat /tmp/turnd-fuzz.log; exit 1; }; \
+		! grep -q 'no fuzz tests to fuzz' /tmp/turnd-fuzz.log || { echo "$$pkg has no $$fn"; exit 1; }; \
 	done
 
 test-deploy:

@@ -10,8 +10,7 @@ import (
 // through every turnd package the edge reaches: it asks the gate, and
 // meets the relay and pion only through what pkg/server wires in.
 func TestImportsStayBelowServer(t *testing.T) {
-	const module = "github.com/turnd/turnd/"
-	imports.Forbid(t, module+"internal/edge",
+	imports.Forbid(t, imports.Module+"internal/edge",
 		"github.com/pion/turn", "github.com/prometheus", "net/http",
-		module+"internal/relay", module+"pkg/server")
+		imports.Module+"internal/relay", imports.Module+"pkg/server")
 }

@@ -10,8 +10,7 @@ import (
 // every turnd package the gate reaches: policy only, so no client I/O, no
 // relay, no pion/turn, and no socket machinery (net stays for net.Addr).
 func TestImportsHoldNoSockets(t *testing.T) {
-	const module = "github.com/turnd/turnd/"
-	imports.Forbid(t, module+"internal/gate",
+	imports.Forbid(t, imports.Module+"internal/gate",
 		"github.com/pion/turn", "github.com/prometheus", "net/http", "syscall", "golang.org/x/sys", "crypto/tls",
-		module+"internal/edge", module+"internal/relay", module+"internal/mmsg", module+"pkg/server")
+		imports.Module+"internal/edge", imports.Module+"internal/relay", imports.Module+"internal/mmsg", imports.Module+"pkg/server")
 }

@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// module is turnd's import path prefix; the packages under it are followed.
-const module = "github.com/turnd/turnd/"
+// Module is turnd's import path prefix; the packages under it are followed.
+const Module = "github.com/turnd/turnd/"
 
 // Forbid fails t for every import of forbidden (a path, or a prefix of
 // paths) by the package in the test's directory, whose import path is
@@ -32,7 +32,7 @@ func Forbid(t testing.TB, path string, forbidden ...string) {
 					t.Errorf("%s imports %s", path, imp)
 				}
 			}
-			if rel, ok := strings.CutPrefix(imp, module); ok && !seen[imp] {
+			if rel, ok := strings.CutPrefix(imp, Module); ok && !seen[imp] {
 				seen[imp] = true
 				walk(filepath.Join("..", "..", filepath.FromSlash(rel)), imp)
 			}

@@ -9,5 +9,5 @@ import (
 // TestImportsAreBytesOnly: wire reads and writes bytes; it holds no socket
 // and needs no other turnd package or STUN library (netip values only).
 func TestImportsAreBytesOnly(t *testing.T) {
-	imports.Forbid(t, "github.com/turnd/turnd/internal/wire", "syscall", "golang.org/x/sys", "github.com/pion", "github.com/turnd/turnd")
+	imports.Forbid(t, imports.Module+"internal/wire", "syscall", "golang.org/x/sys", "github.com/pion", "github.com/turnd/turnd") // any turnd package
 }
