@@ -104,7 +104,7 @@ func (c *packetConn) handle(pkt []byte, from netip.AddrPort) (out []byte, addr n
 //
 // Hot path: one call per datagram pion sends a client; a two-byte look.
 func (c *packetConn) WriteTo(p []byte, addr net.Addr) (int, error) {
-	if out, changed := c.e.gate.Outgoing(p, addr, func() net.Addr { return addr }, c.Socket.LocalAddr, true); changed {
+	if out, changed := c.e.gate.Outgoing(p, addr, func() net.Addr { return addr }, c.Socket.LocalAddr); changed {
 		if _, err := c.Socket.WriteTo(out, addr); err != nil {
 			return 0, err
 		}

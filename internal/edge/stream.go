@@ -279,7 +279,7 @@ func (c *streamConn) Write(b []byte) (int, error) {
 	if wire.IsSTUN(b) && wire.Type(b) == wire.TypeConnectionBindSuccess {
 		c.bound.Store(true)
 	}
-	if out, changed := c.e.gate.Outgoing(b, c.Conn.RemoteAddr(), c.RemoteAddr, c.LocalAddr, false); changed {
+	if out, changed := c.e.gate.Outgoing(b, c.Conn.RemoteAddr(), c.RemoteAddr, c.LocalAddr); changed {
 		if _, err := c.writeConn(out); err != nil {
 			return 0, err
 		}

@@ -10,7 +10,7 @@ import (
 // (AddrPort). TCP covers TLS, which runs over it: a UDP client and a TCP
 // client may share an address and port number (two users behind one
 // carrier-grade NAT, which maps UDP and TCP separately), and are two
-// 5-tuples. A table keyed by the client alone leaves Server zero.
+// 5-tuples. A table keyed by one side alone leaves the other zero.
 type FiveTuple struct {
 	Client, Server netip.AddrPort
 	TCP            bool
