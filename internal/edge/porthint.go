@@ -12,9 +12,7 @@ import (
 // one goroutine, so the hint set for a packet is consumed while that packet
 // is handled and cleared before the next.
 type PortHint struct {
-	port    atomic.Int32
-	reserve atomic.Bool
-	even    atomic.Bool
+	req atomic.Int32 // a gate.PortRequest: one store per datagram
 }
 
 // Take returns the hinted port (0 if none) and clears it.
@@ -22,29 +20,22 @@ func (h *PortHint) Take() int {
 	if h == nil {
 		return 0
 	}
-	return int(h.port.Swap(0))
+	if p := h.req.Load(); p > 0 && h.req.CompareAndSwap(p, 0) {
+		return int(p)
+	}
+	return 0
 }
 
 // TakeReserve reports (once) whether the Allocate being handled asked to
 // reserve the next port.
 func (h *PortHint) TakeReserve() bool {
-	if h == nil {
-		return false
-	}
-	return h.reserve.Swap(false)
+	return h != nil && h.req.CompareAndSwap(int32(gate.PortPair), 0)
 }
 
 // TakeEven reports (once) whether the Allocate being handled asked for an
 // even port and no reservation.
 func (h *PortHint) TakeEven() bool {
-	if h == nil {
-		return false
-	}
-	return h.even.Swap(false)
+	return h != nil && h.req.CompareAndSwap(int32(gate.PortEven), 0)
 }
 
-func (h *PortHint) set(p gate.PortRequest) {
-	h.reserve.Store(p == gate.PortPair)
-	h.even.Store(p == gate.PortEven)
-	h.port.Store(int32(max(p, 0)))
-}
+func (h *PortHint) set(p gate.PortRequest) { h.req.Store(int32(p)) }
