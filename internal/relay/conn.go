@@ -23,7 +23,7 @@ import (
 // clients, in pion's read loop (ReadFrom) for TLS clients.
 type Conn struct {
 	*mmsg.Socket // out of the runtime's poller: see mmsg.Socket
-	gen          *Relay
+	relay        *Relay
 	key          liveKey
 	lane         *mmsg.Socket                 // the client-facing socket of the allocation's lane; nil for stream clients
 	server       serverID                     // turnd's side of the 5-tuple in the fast path's keys (serverID)
@@ -123,15 +123,15 @@ func (c *Conn) readFrom(p []byte) (int, net.Addr, error) {
 		if err != nil {
 			return 0, nil, err
 		}
-		if !c.fromRate.allow(n, c.gen) {
-			c.rateLimited(&c.gen.opts.Counters.DroppedToClient)
+		if !c.fromRate.allow(n, c.relay) {
+			c.rateLimited(&c.relay.opts.Counters.DroppedToClient)
 			continue
 		}
-		c.tally.fromPeer(c.gen.opts.Counters, n)
+		c.tally.fromPeer(c.relay.opts.Counters, n)
 		if n > len(room) {
 			// Longer than pion's buffer: relayed cut short it would be
 			// another datagram than the peer sent.
-			c.gen.opts.Counters.DroppedToClient.Add(1)
+			c.relay.opts.Counters.DroppedToClient.Add(1)
 			continue
 		}
 		if cp := c.client.Load(); cp != nil {
@@ -177,7 +177,7 @@ func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool)
 		head = wire.DataIndicationHead6
 	}
 	if head-wire.HeaderSize+n > wire.MaxBody {
-		c.gen.opts.Counters.DroppedToClient.Add(1)
+		c.relay.opts.Counters.DroppedToClient.Add(1)
 		return nil, false
 	}
 	start := off - head
@@ -192,16 +192,16 @@ func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool)
 // WriteTo is pion's uplink path (Send indications, and ChannelData the
 // fast path did not take).
 func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
-	if c.gen.forbidden(addr) {
+	if c.relay.forbidden(addr) {
 		return len(p), nil // dropped, as a datagram may be
 	}
-	if !c.toRate.allow(len(p), c.gen) {
-		c.rateLimited(&c.gen.opts.Counters.DroppedToPeer)
+	if !c.toRate.allow(len(p), c.relay) {
+		c.rateLimited(&c.relay.opts.Counters.DroppedToPeer)
 		return len(p), nil // dropped as a full socket buffer would: pion need not know
 	}
 	n, err := c.Socket.WriteTo(p, addr)
 	if err == nil {
-		c.tally.toPeer(c.gen.opts.Counters, n)
+		c.tally.toPeer(c.relay.opts.Counters, n)
 	}
 	return n, err
 }
@@ -212,8 +212,8 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 //
 // Hot path: no allocation.
 func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
-	if !c.toRate.allow(len(payload), c.gen) {
-		c.rateLimited(&c.gen.opts.Counters.DroppedToPeer)
+	if !c.toRate.allow(len(payload), c.relay) {
+		c.rateLimited(&c.relay.opts.Counters.DroppedToPeer)
 		return
 	}
 	c.fdMu.RLock()
@@ -221,9 +221,9 @@ func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
 	if !c.fdClosed {
 		switch err := mmsg.SendTo(int(c.fd), payload, peer, c.key.v6); {
 		case err == nil:
-			c.tally.toPeer(c.gen.opts.Counters, len(payload))
+			c.tally.toPeer(c.relay.opts.Counters, len(payload))
 		case !errors.Is(err, net.ErrClosed):
-			c.gen.opts.Counters.DroppedToPeer.Add(1)
+			c.relay.opts.Counters.DroppedToPeer.Add(1)
 		}
 	}
 	c.fdMu.RUnlock()
@@ -317,12 +317,12 @@ func (c *Conn) Close() error {
 	}
 	err := c.Socket.Close()
 	c.once.Do(func() {
-		c.gen.awaitingReport(c)
+		c.relay.awaitingReport(c)
 		if c.done != nil {
 			close(c.done)
 		}
-		c.tally.flush(c.gen.opts.Counters)
-		c.gen.forget(c)
+		c.tally.flush(c.relay.opts.Counters)
+		c.relay.forget(c)
 	})
 	return err
 }

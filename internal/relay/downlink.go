@@ -57,11 +57,11 @@ func downlinkLoops(cpus int) int {
 
 // downlink is one loop and its epoll set.
 type downlink struct {
-	gen  *Relay
-	efd  int
-	file *os.File // efd, registered in the runtime's poller
-	rc   syscall.RawConn
-	poll func(fd uintptr) bool // bound once: a method value per call would allocate
+	relay *Relay
+	efd   int
+	file  *os.File // efd, registered in the runtime's poller
+	rc    syscall.RawConn
+	poll  func(fd uintptr) bool // bound once: a method value per call would allocate
 
 	// mu is held while one round of ready sockets is handled; a closing
 	// Conn takes it to leave the set, so the loop never reads a descriptor
@@ -102,7 +102,7 @@ func newDownlink(g *Relay) (*downlink, error) {
 		_ = unix.Close(efd)
 		return nil, fmt.Errorf("create downlink epoll: %w", err)
 	}
-	d := &downlink{gen: g, efd: efd, file: os.NewFile(uintptr(efd), "relay-downlink-epoll"),
+	d := &downlink{relay: g, efd: efd, file: os.NewFile(uintptr(efd), "relay-downlink-epoll"),
 		ring: mmsg.NewRing(downlinkSlots, datagramRoom, wire.DataIndicationHead6), vec: make([][]byte, 0, perSocket)}
 	if d.rc, err = d.file.SyscallConn(); err != nil {
 		_ = d.file.Close()
@@ -165,8 +165,8 @@ func (d *downlink) recovered(v any) {
 	if broken != nil {
 		_ = broken.Close() // takes mu: after the unlock
 	}
-	if d.gen.opts.Panicked != nil {
-		d.gen.opts.Panicked(v)
+	if d.relay.opts.Panicked != nil {
+		d.relay.opts.Panicked(v)
 	}
 }
 
@@ -251,11 +251,11 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 	d.vec = d.vec[:0]
 	for i := d.used; i < d.used+n; i++ {
 		buf, size, from, truncated := d.ring.Datagram(i)
-		if !c.fromRate.allow(size, c.gen) {
-			c.rateLimited(&c.gen.opts.Counters.DroppedToClient)
+		if !c.fromRate.allow(size, c.relay) {
+			c.rateLimited(&c.relay.opts.Counters.DroppedToClient)
 			continue
 		}
-		c.tally.fromPeer(c.gen.opts.Counters, size)
+		c.tally.fromPeer(c.relay.opts.Counters, size)
 		if cp == nil || truncated {
 			continue
 		}
@@ -280,7 +280,7 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 		// connection is late anyway. What one read brought is written
 		// with one system call, as one TCP segment where it fits.
 		if !cp.try.TryWritev(d.vec) {
-			c.gen.opts.Counters.DroppedToClient.Add(uint64(len(d.vec)))
+			c.relay.opts.Counters.DroppedToClient.Add(uint64(len(d.vec)))
 		}
 		clear(d.vec) // keep no stale frames from the ring
 	}
@@ -309,7 +309,7 @@ func (d *downlink) flush() {
 			// Like a lone sendto, a datagram the kernel refuses is lost:
 			// UDP promises no better, and the peer's next one follows.
 			if dropped, _ := l.w.Flush(); dropped > 0 {
-				d.gen.opts.Counters.DroppedToClient.Add(uint64(dropped))
+				d.relay.opts.Counters.DroppedToClient.Add(uint64(dropped))
 			}
 		}
 	}

@@ -97,7 +97,7 @@ func (c *Conn) retire() {
 	}
 	select {
 	case <-c.reported:
-	case <-c.gen.closed:
+	case <-c.relay.closed:
 		return // the server is stopping: pion's lookup is the deletion
 	}
 	switch a := (*p).(type) {

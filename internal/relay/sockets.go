@@ -50,7 +50,7 @@ func (g *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, lo
 		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 	}
 	port := conn.LocalAddr().(*net.UDPAddr).Port
-	cc := &Conn{Socket: conn, gen: g, key: liveKey{v6: v6, port: port}, lane: lane,
+	cc := &Conn{Socket: conn, relay: g, key: liveKey{v6: v6, port: port}, lane: lane,
 		txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: wire.DataIndicationHead4}
 	if lane != nil {
 		cc.server = g.serverOf(lane.LocalAddr())

@@ -70,7 +70,7 @@ func BenchmarkForbidden(b *testing.B) {
 	c, peer, _ := pionUplink(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if c.gen.forbidden(peer) {
+		if c.relay.forbidden(peer) {
 			b.Fatal("peer forbidden")
 		}
 	}
