@@ -223,8 +223,8 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 	hint := PortRequest(port)
 	// Step 6: EVEN-PORT with R asks for P+1 to be kept for a later Allocate;
 	// without R, for an even port alone, which pion would answer with a
-	// RESERVATION-TOKEN all the same: the gate asks the relay generator
-	// for the even port itself and hides the attribute from pion.
+	// RESERVATION-TOKEN all the same: the gate returns PortEven (an even port
+	// the relay picks itself) and hides the attribute from pion.
 	evenOnly := false
 	if v, err := msg.Get(stun.AttrEvenPort); err == nil && len(v) > 0 {
 		switch {
