@@ -93,7 +93,7 @@ type laneBatch struct {
 	w    *mmsg.Writer
 }
 
-func newDownlink(g *Relay) (*downlink, error) {
+func newDownlink(rl *Relay) (*downlink, error) {
 	efd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("create downlink epoll: %w", err)
@@ -102,7 +102,7 @@ func newDownlink(g *Relay) (*downlink, error) {
 		_ = unix.Close(efd)
 		return nil, fmt.Errorf("create downlink epoll: %w", err)
 	}
-	d := &downlink{relay: g, efd: efd, file: os.NewFile(uintptr(efd), "relay-downlink-epoll"),
+	d := &downlink{relay: rl, efd: efd, file: os.NewFile(uintptr(efd), "relay-downlink-epoll"),
 		ring: mmsg.NewRing(downlinkSlots, datagramRoom, wire.DataIndicationHead6), vec: make([][]byte, 0, perSocket)}
 	if d.rc, err = d.file.SyscallConn(); err != nil {
 		_ = d.file.Close()

@@ -11,11 +11,11 @@ import (
 
 // family picks bind and advertised addresses for a network name
 // ("udp4", "tcp6", ...).
-func (g *Relay) family(network string) (bind, external net.IP, v6 bool, err error) {
+func (rl *Relay) family(network string) (bind, external net.IP, v6 bool, err error) {
 	v6 = network[len(network)-1] == '6'
-	bind, external = g.opts.IPv4, g.opts.External4
+	bind, external = rl.opts.IPv4, rl.opts.External4
 	if v6 {
-		bind, external = g.opts.IPv6, g.opts.External6
+		bind, external = rl.opts.IPv6, rl.opts.External6
 	}
 	if bind == nil {
 		return nil, nil, v6, fmt.Errorf("allocate relay on %s: %w", network, ErrNoAddressForFamily)
@@ -36,23 +36,23 @@ func (g *Relay) family(network string) (bind, external net.IP, v6 bool, err erro
 // port. Keeping turnd's own allocations off odd ports, and off even ports
 // whose partner is taken (its pair's first half came and went), leaves P+1
 // free whichever listener the pair arrives on.
-func (g *Relay) eachPort(requested int, v6 bool, try func(port int) error) error {
+func (rl *Relay) eachPort(requested int, v6 bool, try func(port int) error) error {
 	if requested != 0 {
-		if g.tcpHolds(v6, requested) {
+		if rl.tcpHolds(v6, requested) {
 			return ErrNoFreePort
 		}
 		return try(requested)
 	}
-	span := g.opts.MaxPort - g.opts.MinPort + 1
+	span := rl.opts.MaxPort - rl.opts.MinPort + 1
 	start := rand.IntN(span)
 	for pass := 0; pass < 3; pass++ {
 		for i := 0; i < span; i++ {
-			p := g.opts.MinPort + (start+i)%span
+			p := rl.opts.MinPort + (start+i)%span
 			switch {
-			case pass == 0 && (p%2 != 0 || g.inUse(v6, p+1)),
-				pass == 1 && (p%2 != 0 || !g.inUse(v6, p+1)),
+			case pass == 0 && (p%2 != 0 || rl.inUse(v6, p+1)),
+				pass == 1 && (p%2 != 0 || !rl.inUse(v6, p+1)),
 				pass == 2 && p%2 == 0,
-				g.tcpHolds(v6, p): // a UDP bind would not notice an RFC 6062 relay there
+				rl.tcpHolds(v6, p): // a UDP bind would not notice an RFC 6062 relay there
 				continue
 			}
 			if try(p) == nil {
@@ -64,11 +64,11 @@ func (g *Relay) eachPort(requested int, v6 bool, try func(port int) error) error
 }
 
 // inUse reports whether turnd holds port as a relay (live or reserved).
-func (g *Relay) inUse(v6 bool, port int) bool {
+func (rl *Relay) inUse(v6 bool, port int) bool {
 	k := liveKey{v6: v6, port: port}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.live[k] != nil || g.held[k] != nil || g.tcp[k] != nil
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	return rl.live[k] != nil || rl.held[k] != nil || rl.tcp[k] != nil
 }
 
 // listenRelay binds a relay socket on bind:port, outside the runtime's

@@ -24,12 +24,12 @@ type bucket struct {
 // allow reports whether n more bytes fit the rate now, and charges them.
 //
 // Hot path: no allocation; one atomic load when unlimited.
-func (b *bucket) allow(n int, g *Relay) bool {
+func (b *bucket) allow(n int, rl *Relay) bool {
 	bps := b.bps.Load()
 	if bps <= 0 {
 		return true
 	}
-	now := int64(time.Since(g.epoch))
+	now := int64(time.Since(rl.epoch))
 	cost := int64(n) * 8 * int64(time.Second) / bps
 	for {
 		tat := b.tat.Load()
@@ -45,17 +45,17 @@ func (b *bucket) allow(n int, g *Relay) bool {
 
 // SetRate holds the allocation whose relay was advertised as relayAddr
 // to bps bits per second each way (0: unlimited), from its next packet on.
-func (g *Relay) SetRate(relayAddr net.Addr, bps int64) error {
+func (rl *Relay) SetRate(relayAddr net.Addr, bps int64) error {
 	if k, ok := tcpKey(relayAddr); ok {
-		return g.tcpSetRate(k, relayAddr, bps)
+		return rl.tcpSetRate(k, relayAddr, bps)
 	}
 	ua, ok := relayAddr.(*net.UDPAddr)
 	if !ok {
 		return fmt.Errorf("set rate of relay %v: %w", relayAddr, ErrNotTracked)
 	}
-	g.mu.Lock()
-	c := g.live[liveKey{v6: ua.IP.To4() == nil, port: ua.Port}]
-	g.mu.Unlock()
+	rl.mu.Lock()
+	c := rl.live[liveKey{v6: ua.IP.To4() == nil, port: ua.Port}]
+	rl.mu.Unlock()
 	if c == nil {
 		return fmt.Errorf("set rate of relay %v: %w", relayAddr, ErrNotTracked)
 	}

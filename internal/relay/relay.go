@@ -96,21 +96,21 @@ func New(opts Options) *Relay {
 
 // Close releases every held reservation and stops the downlink loops (the
 // server is stopping; its allocations are closed already).
-func (g *Relay) Close() {
-	g.loopsOnce.Do(func() {}) // no loop starts after this
-	g.closeOnce.Do(func() {
-		g.mu.Lock()
-		g.retiring = nil
-		g.mu.Unlock()
-		close(g.closed)
+func (rl *Relay) Close() {
+	rl.loopsOnce.Do(func() {}) // no loop starts after this
+	rl.closeOnce.Do(func() {
+		rl.mu.Lock()
+		rl.retiring = nil
+		rl.mu.Unlock()
+		close(rl.closed)
 	})
-	for _, d := range g.loops {
+	for _, d := range rl.loops {
 		d.close()
 	}
-	g.mu.Lock()
-	hs := g.held
-	g.held = make(map[liveKey]*held)
-	g.mu.Unlock()
+	rl.mu.Lock()
+	hs := rl.held
+	rl.held = make(map[liveKey]*held)
+	rl.mu.Unlock()
 	for _, h := range hs {
 		if h.timer.Stop() {
 			_ = h.conn.Close()
@@ -119,23 +119,23 @@ func (g *Relay) Close() {
 }
 
 // Counters returns the traffic totals of every relay socket this relay made.
-func (g *Relay) Counters() *traffic.Counters { return g.opts.Counters }
+func (rl *Relay) Counters() *traffic.Counters { return rl.opts.Counters }
 
 // Validate reports options no allocation could be served with.
-func (g *Relay) Validate() error {
+func (rl *Relay) Validate() error {
 	switch {
-	case g.opts.IPv4 == nil && g.opts.IPv6 == nil:
+	case rl.opts.IPv4 == nil && rl.opts.IPv6 == nil:
 		return fmt.Errorf("validate relay: %w", ErrNoAddressForFamily)
-	case g.opts.MinPort < 1 || g.opts.MaxPort > 65535 || g.opts.MinPort > g.opts.MaxPort:
-		return fmt.Errorf("validate relay: bad port range %d-%d", g.opts.MinPort, g.opts.MaxPort)
+	case rl.opts.MinPort < 1 || rl.opts.MaxPort > 65535 || rl.opts.MinPort > rl.opts.MaxPort:
+		return fmt.Errorf("validate relay: bad port range %d-%d", rl.opts.MinPort, rl.opts.MaxPort)
 	}
 	return nil
 }
 
 // Serves reports whether relay sockets of the family (v6 or not) can be made.
-func (g *Relay) Serves(v6 bool) bool {
+func (rl *Relay) Serves(v6 bool) bool {
 	if v6 {
-		return g.opts.IPv6 != nil
+		return rl.opts.IPv6 != nil
 	}
-	return g.opts.IPv4 != nil
+	return rl.opts.IPv4 != nil
 }

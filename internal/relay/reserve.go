@@ -26,27 +26,27 @@ type held struct {
 // for an Allocate with EVEN-PORT (R bit); it keeps P+1 bound, so the later
 // Allocate presenting the reservation token gets it even if the host is
 // busy (pion alone checks P+1 only by number).
-func (g *Relay) AllocatePair(network string, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
-	bind, _, v6, err := g.family(network)
+func (rl *Relay) AllocatePair(network string, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
+	bind, _, v6, err := rl.family(network)
 	if err != nil {
 		return nil, nil, err
 	}
-	lo := g.opts.MinPort + g.opts.MinPort%2 // first even port
-	pairs := (g.opts.MaxPort - lo + 1) / 2
+	lo := rl.opts.MinPort + rl.opts.MinPort%2 // first even port
+	pairs := (rl.opts.MaxPort - lo + 1) / 2
 	if pairs <= 0 {
 		return nil, nil, fmt.Errorf("allocate relay pair: %w", ErrNoFreePort)
 	}
 	start := rand.IntN(pairs)
 	for i := 0; i < pairs; i++ {
 		p := lo + 2*((start+i)%pairs)
-		if g.tcpHolds(v6, p+1) { // an RFC 6062 relay's port: a UDP bind would not notice
+		if rl.tcpHolds(v6, p+1) { // an RFC 6062 relay's port: a UDP bind would not notice
 			continue
 		}
 		odd, err := listenRelay(network, bind, p+1)
 		if err != nil {
 			continue
 		}
-		conn, addr, err := g.AllocateUDP(network, p, lane)
+		conn, addr, err := rl.AllocateUDP(network, p, lane)
 		if err != nil {
 			_ = odd.Close()
 			continue
@@ -54,16 +54,16 @@ func (g *Relay) AllocatePair(network string, lane *mmsg.Socket) (net.PacketConn,
 		k := liveKey{v6: v6, port: p + 1}
 		h := &held{conn: odd}
 		h.timer = time.AfterFunc(reservationHold, func() {
-			g.mu.Lock()
-			if g.held[k] == h {
-				delete(g.held, k)
+			rl.mu.Lock()
+			if rl.held[k] == h {
+				delete(rl.held, k)
 			}
-			g.mu.Unlock()
+			rl.mu.Unlock()
 			_ = odd.Close()
 		})
-		g.mu.Lock()
-		g.held[k] = h
-		g.mu.Unlock()
+		rl.mu.Lock()
+		rl.held[k] = h
+		rl.mu.Unlock()
 		return conn, addr, nil
 	}
 	return nil, nil, fmt.Errorf("allocate relay pair: %w", ErrNoFreePort)
@@ -71,21 +71,21 @@ func (g *Relay) AllocatePair(network string, lane *mmsg.Socket) (net.PacketConn,
 
 // releasePartner closes the held P+1 of the allocation on port P (key),
 // if it is still waiting for its token.
-func (g *Relay) releasePartner(key liveKey) {
+func (rl *Relay) releasePartner(key liveKey) {
 	if key.port%2 != 0 {
 		return // only an even port has a partner
 	}
-	if conn := g.takeHeld(liveKey{v6: key.v6, port: key.port + 1}); conn != nil {
+	if conn := rl.takeHeld(liveKey{v6: key.v6, port: key.port + 1}); conn != nil {
 		_ = conn.Close()
 	}
 }
 
 // takeHeld hands over the held socket of a reserved port, if there is one.
-func (g *Relay) takeHeld(k liveKey) *mmsg.Socket {
-	g.mu.Lock()
-	h := g.held[k]
-	delete(g.held, k)
-	g.mu.Unlock()
+func (rl *Relay) takeHeld(k liveKey) *mmsg.Socket {
+	rl.mu.Lock()
+	h := rl.held[k]
+	delete(rl.held, k)
+	rl.mu.Unlock()
 	if h == nil || !h.timer.Stop() {
 		return nil // expired: its timer is closing it
 	}

@@ -48,30 +48,30 @@ func (c *Conn) retireAfterReport(client net.Addr) {
 
 // awaitingReport is called as c closes: c's allocation may be reported
 // deleted from now on.
-func (g *Relay) awaitingReport(c *Conn) {
+func (rl *Relay) awaitingReport(c *Conn) {
 	if c.keyedBy.Load() == nil {
 		return
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.retiring == nil { // the relay has closed
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.retiring == nil { // the relay has closed
 		return
 	}
-	if old := g.retiring[c.key]; old != nil {
+	if old := rl.retiring[c.key]; old != nil {
 		// The port's previous socket closed, and its deletion was never
 		// reported: let its goroutine go with its key intact, unguarded.
 		close(old.reported)
 	}
-	g.retiring[c.key] = c
+	rl.retiring[c.key] = c
 }
 
 // Deleted is pion reporting (OnAllocationDeleted) that the allocation whose
 // relay was advertised as relayAddr is deleted; see retire.go. Call it
 // last in the report: pion's goroutine for the relay socket then changes
 // the allocation's client address object.
-func (g *Relay) Deleted(relayAddr net.Addr) {
+func (rl *Relay) Deleted(relayAddr net.Addr) {
 	if k, ok := tcpKey(relayAddr); ok {
-		g.tcpDeleted(k)
+		rl.tcpDeleted(k)
 		return
 	}
 	ua, ok := relayAddr.(*net.UDPAddr)
@@ -79,10 +79,10 @@ func (g *Relay) Deleted(relayAddr net.Addr) {
 		return
 	}
 	k := liveKey{v6: ua.IP.To4() == nil, port: ua.Port}
-	g.mu.Lock()
-	c := g.retiring[k]
-	delete(g.retiring, k)
-	g.mu.Unlock()
+	rl.mu.Lock()
+	c := rl.retiring[k]
+	delete(rl.retiring, k)
+	rl.mu.Unlock()
 	if c != nil {
 		close(c.reported)
 	}

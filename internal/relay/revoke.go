@@ -20,14 +20,14 @@ import (
 // RFC 6062 relays lose their mirrored permissions to denied peers, and
 // their peer connections to them are closed (pion then closes the client's
 // data connection); tcpListener.Accept refuses new ones.
-func (g *Relay) Revoke(denied func(netip.Addr) bool) (permissions, channels int) {
-	g.mu.Lock()
-	conns := make([]*Conn, 0, len(g.live))
-	for _, c := range g.live {
+func (rl *Relay) Revoke(denied func(netip.Addr) bool) (permissions, channels int) {
+	rl.mu.Lock()
+	conns := make([]*Conn, 0, len(rl.live))
+	for _, c := range rl.live {
 		conns = append(conns, c)
 	}
 	var peers []*peerConn
-	for _, r := range g.tcp {
+	for _, r := range rl.tcp {
 		for a := range r.perms {
 			if denied(a) {
 				delete(r.perms, a)
@@ -40,7 +40,7 @@ func (g *Relay) Revoke(denied func(netip.Addr) bool) (permissions, channels int)
 			}
 		}
 	}
-	g.mu.Unlock()
+	rl.mu.Unlock()
 	for _, pc := range peers {
 		_ = pc.Close()
 	}
@@ -53,7 +53,7 @@ func (g *Relay) Revoke(denied func(netip.Addr) bool) (permissions, channels int)
 			continue
 		}
 		for _, number := range ch {
-			g.up.del(upKey{client: netaddr.Unmap(cp.addr), server: c.server, number: number}, c)
+			rl.up.del(upKey{client: netaddr.Unmap(cp.addr), server: c.server, number: number}, c)
 		}
 	}
 	return permissions, channels
@@ -90,13 +90,13 @@ func (c *Conn) revoke(denied func(netip.Addr) bool) (permissions int, channels [
 }
 
 // forbidden reports whether the Forbidden option refuses addr.
-func (g *Relay) forbidden(addr net.Addr) bool {
-	if g.opts.Forbidden == nil {
+func (rl *Relay) forbidden(addr net.Addr) bool {
+	if rl.opts.Forbidden == nil {
 		return false
 	}
 	ua, ok := addr.(*net.UDPAddr)
 	if !ok {
 		return false
 	}
-	return g.opts.Forbidden(netaddr.AddrPort(ua))
+	return rl.opts.Forbidden(netaddr.AddrPort(ua))
 }

@@ -18,29 +18,29 @@ import (
 // downlink to pion's read loop (and Conn.ReadFrom's fast path), as for TLS
 // clients; such a relay socket is waited on through an epoll set of its own
 // (see mmsg.Socket), one more descriptor per allocation.
-func (g *Relay) AllocateUDP(network string, port int, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
-	return g.allocateUDP(network, port, lane, lane != nil)
+func (rl *Relay) AllocateUDP(network string, port int, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
+	return rl.allocateUDP(network, port, lane, lane != nil)
 }
 
 // AllocateUDPForStream is AllocateUDP for an allocation of a plain TCP
 // client: a downlink loop serves it, writing to the client's connection
 // without waiting (see AttachClient). TLS clients are served by pion's read
 // loop (AllocateUDP with no lane): their writes go through crypto/tls.
-func (g *Relay) AllocateUDPForStream(network string, port int) (net.PacketConn, net.Addr, error) {
-	return g.allocateUDP(network, port, nil, true)
+func (rl *Relay) AllocateUDPForStream(network string, port int) (net.PacketConn, net.Addr, error) {
+	return rl.allocateUDP(network, port, nil, true)
 }
 
-func (g *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, loop bool) (net.PacketConn, net.Addr, error) {
-	bind, external, v6, err := g.family(network)
+func (rl *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, loop bool) (net.PacketConn, net.Addr, error) {
+	bind, external, v6, err := rl.family(network)
 	if err != nil {
 		return nil, nil, err
 	}
 	var conn *mmsg.Socket
 	if requested != 0 {
-		conn = g.takeHeld(liveKey{v6: v6, port: requested})
+		conn = rl.takeHeld(liveKey{v6: v6, port: requested})
 	}
 	if conn == nil {
-		err = g.eachPort(requested, v6, func(port int) error {
+		err = rl.eachPort(requested, v6, func(port int) error {
 			c, lerr := listenRelay(network, bind, port)
 			conn = c
 			return lerr
@@ -50,10 +50,10 @@ func (g *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, lo
 		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 	}
 	port := conn.LocalAddr().(*net.UDPAddr).Port
-	cc := &Conn{Socket: conn, relay: g, key: liveKey{v6: v6, port: port}, lane: lane,
+	cc := &Conn{Socket: conn, relay: rl, key: liveKey{v6: v6, port: port}, lane: lane,
 		txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: wire.DataIndicationHead4}
 	if lane != nil {
-		cc.server = g.serverOf(lane.LocalAddr())
+		cc.server = rl.serverOf(lane.LocalAddr())
 	}
 	if v6 {
 		cc.head = wire.DataIndicationHead6
@@ -64,34 +64,34 @@ func (g *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, lo
 		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 	}
 	if loop {
-		if err := g.watch(cc); err != nil {
+		if err := rl.watch(cc); err != nil {
 			_ = conn.Close()
 			return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 		}
 	}
-	g.mu.Lock()
-	g.live[cc.key] = cc
-	g.mu.Unlock()
+	rl.mu.Lock()
+	rl.live[cc.key] = cc
+	rl.mu.Unlock()
 	return cc, &net.UDPAddr{IP: external, Port: port}, nil
 }
 
 // watch hands the relay socket of a UDP or plain TCP client's allocation to
 // a downlink loop, round robin.
-func (g *Relay) watch(c *Conn) error {
-	g.loopsOnce.Do(func() {
+func (rl *Relay) watch(c *Conn) error {
+	rl.loopsOnce.Do(func() {
 		for range downlinkLoops(runtime.GOMAXPROCS(0)) {
-			d, err := newDownlink(g)
+			d, err := newDownlink(rl)
 			if err != nil {
-				g.loopsErr = err
+				rl.loopsErr = err
 				return
 			}
-			g.loops = append(g.loops, d)
+			rl.loops = append(rl.loops, d)
 		}
 	})
-	if g.loopsErr != nil {
-		return g.loopsErr
+	if rl.loopsErr != nil {
+		return rl.loopsErr
 	}
-	d := g.loops[int(g.nextLoop.Add(1))%len(g.loops)]
+	d := rl.loops[int(rl.nextLoop.Add(1))%len(rl.loops)]
 	c.done = make(chan struct{})
 	if err := d.add(c); err != nil {
 		return err
@@ -101,14 +101,14 @@ func (g *Relay) watch(c *Conn) error {
 }
 
 // conn finds the live UDP relay socket advertised as relayAddr.
-func (g *Relay) conn(relayAddr net.Addr) (*Conn, error) {
+func (rl *Relay) conn(relayAddr net.Addr) (*Conn, error) {
 	ua, ok := relayAddr.(*net.UDPAddr)
 	if !ok {
 		return nil, fmt.Errorf("relay %v: %w", relayAddr, ErrNotTracked)
 	}
-	g.mu.Lock()
-	cc := g.live[liveKey{v6: ua.IP.To4() == nil, port: ua.Port}]
-	g.mu.Unlock()
+	rl.mu.Lock()
+	cc := rl.live[liveKey{v6: ua.IP.To4() == nil, port: ua.Port}]
+	rl.mu.Unlock()
 	if cc == nil {
 		return nil, fmt.Errorf("relay %v: %w", relayAddr, ErrNotTracked)
 	}
@@ -116,26 +116,26 @@ func (g *Relay) conn(relayAddr net.Addr) (*Conn, error) {
 }
 
 // forget drops a closed socket and every uplink route through it.
-func (g *Relay) forget(c *Conn) {
-	g.mu.Lock()
-	if g.live[c.key] == c {
-		delete(g.live, c.key)
+func (rl *Relay) forget(c *Conn) {
+	rl.mu.Lock()
+	if rl.live[c.key] == c {
+		delete(rl.live, c.key)
 	}
-	g.mu.Unlock()
-	g.releasePartner(c.key)
+	rl.mu.Unlock()
+	rl.releasePartner(c.key)
 	if cp := c.client.Load(); cp != nil {
-		g.byClient.del(cp.key(c.server), c)
+		rl.byClient.del(cp.key(c.server), c)
 		if chans := c.chans.Load(); chans != nil {
 			for _, ch := range *chans {
-				g.up.del(upKey{client: netaddr.Unmap(cp.addr), server: c.server, number: ch.number}, c)
+				rl.up.del(upKey{client: netaddr.Unmap(cp.addr), server: c.server, number: ch.number}, c)
 			}
 		}
 	}
 }
 
 // SetDontFragment turns on DF for the live UDP relay socket advertised as relayAddr.
-func (g *Relay) SetDontFragment(relayAddr net.Addr) error {
-	cc, err := g.conn(relayAddr)
+func (rl *Relay) SetDontFragment(relayAddr net.Addr) error {
+	cc, err := rl.conn(relayAddr)
 	if err != nil {
 		return fmt.Errorf("set don't-fragment: %w", err)
 	}

@@ -54,8 +54,8 @@ func (l Loop) Unwatch(fd int) bool {
 // Reactor returns the downlink loop of the allocation whose relay is
 // advertised as relayAddr; false if no loop reads it (a TLS client's, an
 // RFC 6062 TCP relay, or an unknown address).
-func (g *Relay) Reactor(relayAddr net.Addr) (Loop, bool) {
-	cc, err := g.conn(relayAddr)
+func (rl *Relay) Reactor(relayAddr net.Addr) (Loop, bool) {
+	cc, err := rl.conn(relayAddr)
 	if err != nil || cc.loop == nil {
 		return Loop{}, false
 	}

@@ -16,17 +16,17 @@ import (
 // client's 5-tuple. client must be the address object pion keyed the
 // allocation by: once the relay socket is closed, ReadFrom returns only
 // after Deleted (or Close), having retired it (retire.go).
-func (g *Relay) AttachClient(relayAddr, client, server net.Addr, stream io.Writer) error {
+func (rl *Relay) AttachClient(relayAddr, client, server net.Addr, stream io.Writer) error {
 	if k, ok := tcpKey(relayAddr); ok {
-		return g.attachTCP(k, client, server)
+		return rl.attachTCP(k, client, server)
 	}
-	cc, err := g.conn(relayAddr)
+	cc, err := rl.conn(relayAddr)
 	if err != nil {
 		return fmt.Errorf("attach client: %w", err)
 	}
 	cc.retireAfterReport(client)
 	if cc.lane == nil {
-		cc.server = g.serverOf(server) // a UDP client's is its lane's, set with the socket
+		cc.server = rl.serverOf(server) // a UDP client's is its lane's, set with the socket
 	}
 	var cp *clientPath
 	switch a := client.(type) {
@@ -48,20 +48,20 @@ func (g *Relay) AttachClient(relayAddr, client, server net.Addr, stream io.Write
 		return nil
 	}
 	cc.client.Store(cp)
-	g.byClient.set(cp.key(cc.server), cc)
+	rl.byClient.set(cp.key(cc.server), cc)
 	return nil
 }
 
 // Permit mirrors a permission pion installed (or, with revoke, removed) into
 // the indication fast paths of the relay advertised as relayAddr.
-func (g *Relay) Permit(relayAddr net.Addr, peer net.IP, revoke bool) error {
+func (rl *Relay) Permit(relayAddr net.Addr, peer net.IP, revoke bool) error {
 	if k, ok := tcpKey(relayAddr); ok {
 		if a, ok := netip.AddrFromSlice(peer); ok {
-			g.permitTCP(k, a.Unmap(), revoke)
+			rl.permitTCP(k, a.Unmap(), revoke)
 		}
 		return nil
 	}
-	cc, err := g.conn(relayAddr)
+	cc, err := rl.conn(relayAddr)
 	if err != nil {
 		if revoke {
 			return nil
@@ -78,12 +78,12 @@ func (g *Relay) Permit(relayAddr net.Addr, peer net.IP, revoke bool) error {
 
 // BindChannel mirrors a channel pion bound (or, with unbind, removed) into
 // the fast paths of the relay advertised as relayAddr.
-func (g *Relay) BindChannel(relayAddr, peer net.Addr, number uint16, unbind bool) error {
+func (rl *Relay) BindChannel(relayAddr, peer net.Addr, number uint16, unbind bool) error {
 	if k, ok := tcpKey(relayAddr); ok {
-		g.bindTCP(k, number, unbind)
+		rl.bindTCP(k, number, unbind)
 		return nil
 	}
-	cc, err := g.conn(relayAddr)
+	cc, err := rl.conn(relayAddr)
 	if err != nil {
 		if unbind {
 			return nil // the allocation is gone already, and its routes with it
@@ -102,20 +102,20 @@ func (g *Relay) BindChannel(relayAddr, peer net.Addr, number uint16, unbind bool
 	}
 	k := upKey{client: netaddr.Unmap(cp.addr), server: cc.server, number: number}
 	if unbind {
-		g.up.del(k, cc)
+		rl.up.del(k, cc)
 		return nil
 	}
-	g.up.set(k, upRoute{conn: cc, peer: peerAP})
+	rl.up.set(k, upRoute{conn: cc, peer: peerAP})
 	return nil
 }
 
 // Permissions returns how many peers the allocation of a client's 5-tuple
 // permits, and a test for one peer; ok
 // is false when the fast path does not know the client.
-func (g *Relay) Permissions(t netaddr.FiveTuple) (int, func(netip.Addr) bool, bool) {
-	c := g.clientConn(t)
+func (rl *Relay) Permissions(t netaddr.FiveTuple) (int, func(netip.Addr) bool, bool) {
+	c := rl.clientConn(t)
 	if c == nil {
-		return g.tcpPermissions(t)
+		return rl.tcpPermissions(t)
 	}
 	n := 0
 	if p := c.perms.Load(); p != nil {
@@ -127,10 +127,10 @@ func (g *Relay) Permissions(t netaddr.FiveTuple) (int, func(netip.Addr) bool, bo
 // Channels returns how many channels the allocation of a client's 5-tuple
 // binds (as Permissions), and a test for one channel number; ok is false
 // when the client is unknown.
-func (g *Relay) Channels(t netaddr.FiveTuple) (int, func(uint16) bool, bool) {
-	c := g.clientConn(t)
+func (rl *Relay) Channels(t netaddr.FiveTuple) (int, func(uint16) bool, bool) {
+	c := rl.clientConn(t)
 	if c == nil {
-		return g.tcpChannels(t)
+		return rl.tcpChannels(t)
 	}
 	chans := c.chans.Load()
 	if chans == nil {
@@ -150,26 +150,26 @@ func (g *Relay) Channels(t netaddr.FiveTuple) (int, func(uint16) bool, bool) {
 // serverOf numbers turnd's side of a 5-tuple (a UDP or TCP address) for
 // the fast path's keys, giving it a number the first time (serverID).
 // Called per allocation and per socket or connection, never per packet.
-func (g *Relay) serverOf(addr net.Addr) serverID {
+func (rl *Relay) serverOf(addr net.Addr) serverID {
 	k := netaddr.Of(nil, addr)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	id, ok := g.servers[k]
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	id, ok := rl.servers[k]
 	if !ok {
-		id = serverID(len(g.servers) + 1) // 0: none
-		g.servers[k] = id
+		id = serverID(len(rl.servers) + 1) // 0: none
+		rl.servers[k] = id
 	}
 	return id
 }
 
 // clientConn finds the allocation of a client's 5-tuple.
-func (g *Relay) clientConn(t netaddr.FiveTuple) *Conn {
-	g.mu.Lock()
-	k, ok := g.keyOf(t)
-	g.mu.Unlock()
+func (rl *Relay) clientConn(t netaddr.FiveTuple) *Conn {
+	rl.mu.Lock()
+	k, ok := rl.keyOf(t)
+	rl.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	c, _ := g.byClient.get(k)
+	c, _ := rl.byClient.get(k)
 	return c
 }

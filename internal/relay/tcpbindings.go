@@ -12,28 +12,28 @@ import (
 // channels, so that the per-allocation caps hold for TCP relays too.
 
 // attachTCP records the client of an RFC 6062 relay.
-func (g *Relay) attachTCP(k liveKey, client, server net.Addr) error {
+func (rl *Relay) attachTCP(k liveKey, client, server net.Addr) error {
 	ca, ok := client.(*net.TCPAddr)
 	if !ok {
 		return nil
 	}
-	id := g.serverOf(server)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	r := g.tcp[k]
+	id := rl.serverOf(server)
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	r := rl.tcp[k]
 	if r == nil {
 		return fmt.Errorf("attach client %v: %w", client, ErrNotTracked)
 	}
 	r.client, r.hasClient = clientKey{client: netaddr.AddrPort(ca), server: id}, true
-	g.tcpByClient[r.client] = r
+	rl.tcpByClient[r.client] = r
 	return nil
 }
 
 // permitTCP mirrors a permission of an RFC 6062 relay, for its cap.
-func (g *Relay) permitTCP(k liveKey, peer netip.Addr, revoke bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	r := g.tcp[k]
+func (rl *Relay) permitTCP(k liveKey, peer netip.Addr, revoke bool) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	r := rl.tcp[k]
 	switch {
 	case r == nil:
 	case revoke:
@@ -47,10 +47,10 @@ func (g *Relay) permitTCP(k liveKey, peer netip.Addr, revoke bool) {
 }
 
 // bindTCP mirrors a channel of an RFC 6062 relay, for its cap.
-func (g *Relay) bindTCP(k liveKey, number uint16, unbind bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	r := g.tcp[k]
+func (rl *Relay) bindTCP(k liveKey, number uint16, unbind bool) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	r := rl.tcp[k]
 	switch {
 	case r == nil:
 	case unbind:
@@ -64,13 +64,13 @@ func (g *Relay) bindTCP(k liveKey, number uint16, unbind bool) {
 }
 
 // tcpPermissions is Permissions for an RFC 6062 relay.
-func (g *Relay) tcpPermissions(t netaddr.FiveTuple) (int, func(netip.Addr) bool, bool) {
-	r := g.tcpRelayOf(t)
+func (rl *Relay) tcpPermissions(t netaddr.FiveTuple) (int, func(netip.Addr) bool, bool) {
+	r := rl.tcpRelayOf(t)
 	if r == nil {
 		return 0, nil, false
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
 	set := make(map[netip.Addr]struct{}, len(r.perms))
 	for a := range r.perms {
 		set[a] = struct{}{}
@@ -79,13 +79,13 @@ func (g *Relay) tcpPermissions(t netaddr.FiveTuple) (int, func(netip.Addr) bool,
 }
 
 // tcpChannels is Channels for an RFC 6062 relay.
-func (g *Relay) tcpChannels(t netaddr.FiveTuple) (int, func(uint16) bool, bool) {
-	r := g.tcpRelayOf(t)
+func (rl *Relay) tcpChannels(t netaddr.FiveTuple) (int, func(uint16) bool, bool) {
+	r := rl.tcpRelayOf(t)
 	if r == nil {
 		return 0, nil, false
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
 	set := make(map[uint16]struct{}, len(r.chans))
 	for n := range r.chans {
 		set[n] = struct{}{}

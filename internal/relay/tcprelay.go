@@ -43,22 +43,22 @@ type tcpRelay struct {
 
 // AllocateTCP makes the listener of an RFC 6062 TCP relay, on network
 // ("tcp4" or "tcp6") and port (0: any in the range).
-func (g *Relay) AllocateTCP(network string, port int) (net.Listener, net.Addr, error) {
-	bind, external, v6, err := g.family(network)
+func (rl *Relay) AllocateTCP(network string, port int) (net.Listener, net.Addr, error) {
+	bind, external, v6, err := rl.family(network)
 	if err != nil {
 		return nil, nil, err
 	}
 	lc := net.ListenConfig{Control: reuseport.Control}
 	var ln net.Listener
 	var key liveKey
-	err = g.eachPort(port, v6, func(port int) error {
+	err = rl.eachPort(port, v6, func(port int) error {
 		k := liveKey{v6: v6, port: port}
-		if !g.claimTCP(k) {
+		if !rl.claimTCP(k) {
 			return ErrNoFreePort
 		}
 		l, lerr := lc.Listen(context.Background(), network, net.JoinHostPort(bind.String(), strconv.Itoa(port)))
 		if lerr != nil {
-			g.releaseTCP(k)
+			rl.releaseTCP(k)
 			return lerr
 		}
 		ln, key = l, k
@@ -67,46 +67,46 @@ func (g *Relay) AllocateTCP(network string, port int) (net.Listener, net.Addr, e
 	if err != nil {
 		return nil, nil, fmt.Errorf("allocate tcp relay: %w", err)
 	}
-	tl := &tcpListener{Listener: ln, g: g, key: key}
-	g.setListener(key, tl)
+	tl := &tcpListener{Listener: ln, rl: rl, key: key}
+	rl.setListener(key, tl)
 	return tl, &net.TCPAddr{IP: external, Port: ln.Addr().(*net.TCPAddr).Port}, nil
 }
 
 // claimTCP takes port k for a TCP relay if no relay of any kind holds it.
-func (g *Relay) claimTCP(k liveKey) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.live[k] != nil || g.held[k] != nil || g.tcp[k] != nil {
+func (rl *Relay) claimTCP(k liveKey) bool {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.live[k] != nil || rl.held[k] != nil || rl.tcp[k] != nil {
 		return false
 	}
-	g.tcp[k] = &tcpRelay{traffic: newTCPTraffic()}
+	rl.tcp[k] = &tcpRelay{traffic: newTCPTraffic()}
 	return true
 }
 
 // releaseTCP gives port k back.
-func (g *Relay) releaseTCP(k liveKey) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if r := g.tcp[k]; r != nil && r.hasClient && g.tcpByClient[r.client] == r {
-		delete(g.tcpByClient, r.client)
+func (rl *Relay) releaseTCP(k liveKey) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if r := rl.tcp[k]; r != nil && r.hasClient && rl.tcpByClient[r.client] == r {
+		delete(rl.tcpByClient, r.client)
 	}
-	if r := g.tcp[k]; r != nil {
-		g.retireTCP(k, r)
+	if r := rl.tcp[k]; r != nil {
+		rl.retireTCP(k, r)
 	}
-	delete(g.tcp, k)
+	delete(rl.tcp, k)
 }
 
 // tcpHolds reports whether a TCP relay holds port.
-func (g *Relay) tcpHolds(v6 bool, port int) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.tcp[liveKey{v6: v6, port: port}] != nil
+func (rl *Relay) tcpHolds(v6 bool, port int) bool {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	return rl.tcp[liveKey{v6: v6, port: port}] != nil
 }
 
 // tcpListener gives its port back to the table when pion closes it.
 type tcpListener struct {
 	net.Listener
-	g    *Relay
+	rl   *Relay
 	key  liveKey
 	once sync.Once
 }
@@ -123,27 +123,27 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 		}
 		// pion would offer a peer a reload denied to the client while its
 		// own permission lasts.
-		if l.g.forbiddenTCP(c.RemoteAddr()) {
+		if l.rl.forbiddenTCP(c.RemoteAddr()) {
 			_ = c.Close()
 			continue
 		}
-		r, err := l.g.startConnect(l.key)
+		r, err := l.rl.startConnect(l.key)
 		if err != nil {
 			_ = c.Close()
 			continue
 		}
-		return l.g.adopt(l.key, r, c), nil
+		return l.rl.adopt(l.key, r, c), nil
 	}
 }
 
 // forbiddenTCP reports whether the Forbidden option refuses a TCP peer.
-func (g *Relay) forbiddenTCP(addr net.Addr) bool {
+func (rl *Relay) forbiddenTCP(addr net.Addr) bool {
 	ta, ok := addr.(*net.TCPAddr)
-	return ok && g.opts.Forbidden != nil && g.opts.Forbidden(netaddr.AddrPort(ta))
+	return ok && rl.opts.Forbidden != nil && rl.opts.Forbidden(netaddr.AddrPort(ta))
 }
 
 func (l *tcpListener) Close() error {
-	l.once.Do(func() { l.g.releaseTCP(l.key) })
+	l.once.Do(func() { l.rl.releaseTCP(l.key) })
 	return l.Listener.Close()
 }
 
@@ -162,8 +162,8 @@ func tcpKey(relayAddr net.Addr) (liveKey, bool) {
 // handles Connect there), which reads no other client; the dial has a
 // deadline (pion answers 447 when it passes) and the allocation's pending
 // Connects are bounded.
-func (g *Relay) Connect(network string, relayAddr, peer net.Addr) (net.Conn, error) {
-	bind, _, _, err := g.family(network)
+func (rl *Relay) Connect(network string, relayAddr, peer net.Addr) (net.Conn, error) {
+	bind, _, _, err := rl.family(network)
 	if err != nil {
 		return nil, err
 	}
@@ -172,32 +172,32 @@ func (g *Relay) Connect(network string, relayAddr, peer net.Addr) (net.Conn, err
 		// A Connect on a UDP allocation (RFC 6062 §5.2: the gate answers it 400).
 		return nil, fmt.Errorf("connect from relay %v: %w", relayAddr, ErrNotTracked)
 	}
-	if g.forbiddenTCP(peer) {
+	if rl.forbiddenTCP(peer) {
 		return nil, fmt.Errorf("connect to %v: %w", peer, ErrForbiddenPeer)
 	}
-	r, err := g.startConnect(k)
+	r, err := rl.startConnect(k)
 	if err != nil {
 		return nil, fmt.Errorf("connect from relay %v: %w", relayAddr, err)
 	}
-	timeout := g.opts.ConnectTimeout
+	timeout := rl.opts.ConnectTimeout
 	if timeout <= 0 {
 		timeout = DefaultConnectTimeout
 	}
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: bind, Port: k.port}, Control: reuseport.Control, Timeout: timeout}
 	conn, err := d.Dial(network, peer.String())
 	if err != nil {
-		g.endConnect(k, r)
+		rl.endConnect(k, r)
 		return nil, fmt.Errorf("connect tcp relay to peer: %w", err)
 	}
-	return g.adopt(k, r, conn), nil
+	return rl.adopt(k, r, conn), nil
 }
 
 // startConnect counts a Connect against its allocation's bound and returns
 // the allocation it was counted on.
-func (g *Relay) startConnect(k liveKey) (*tcpRelay, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	r := g.tcp[k]
+func (rl *Relay) startConnect(k liveKey) (*tcpRelay, error) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	r := rl.tcp[k]
 	switch {
 	case r == nil:
 		return nil, ErrNotTracked
@@ -211,23 +211,23 @@ func (g *Relay) startConnect(k liveKey) (*tcpRelay, error) {
 // endConnect is a Connect counted on r no longer pending: failed, bound or
 // closed. A connection outliving its allocation must not free a place of
 // the port's next allocation.
-func (g *Relay) endConnect(k liveKey, r *tcpRelay) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.tcp[k] == r && r.pending > 0 {
+func (rl *Relay) endConnect(k liveKey, r *tcpRelay) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.tcp[k] == r && r.pending > 0 {
 		r.pending--
 	}
 }
 
 // adopt wraps a peer connection counted on r and records it, so that
 // Revoke can close it.
-func (g *Relay) adopt(k liveKey, r *tcpRelay, c net.Conn) *peerConn {
-	pc := &peerConn{Conn: c, g: g, k: k, r: r, traffic: r.traffic}
+func (rl *Relay) adopt(k liveKey, r *tcpRelay, c net.Conn) *peerConn {
+	pc := &peerConn{Conn: c, rl: rl, k: k, r: r, traffic: r.traffic}
 	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		pc.peer = netaddr.AddrPort(ta).Addr()
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
 	if r.conns == nil {
 		r.conns = make(map[*peerConn]struct{})
 	}
@@ -240,7 +240,7 @@ func (g *Relay) adopt(k liveKey, r *tcpRelay, c net.Conn) *peerConn {
 // (bind timeout, allocation gone).
 type peerConn struct {
 	net.Conn
-	g    *Relay
+	rl   *Relay
 	k    liveKey
 	r    *tcpRelay
 	peer netip.Addr
@@ -249,7 +249,7 @@ type peerConn struct {
 	traffic *tcpTraffic
 }
 
-func (c *peerConn) end() { c.g.endConnect(c.k, c.r) }
+func (c *peerConn) end() { c.rl.endConnect(c.k, c.r) }
 
 func (c *peerConn) Read(p []byte) (int, error) {
 	c.once.Do(c.end)
@@ -269,31 +269,31 @@ func (c *peerConn) Write(p []byte) (int, error) {
 
 func (c *peerConn) Close() error {
 	c.once.Do(c.end)
-	c.g.mu.Lock()
+	c.rl.mu.Lock()
 	delete(c.r.conns, c)
-	c.g.mu.Unlock()
+	c.rl.mu.Unlock()
 	return c.Conn.Close()
 }
 
 // PendingConnects returns how many Connects of the RFC 6062 allocation of a
 // client's 5-tuple are pending; ok is false when the client holds no TCP relay.
-func (g *Relay) PendingConnects(t netaddr.FiveTuple) (n int, ok bool) {
-	r := g.tcpRelayOf(t)
+func (rl *Relay) PendingConnects(t netaddr.FiveTuple) (n int, ok bool) {
+	r := rl.tcpRelayOf(t)
 	if r == nil {
 		return 0, false
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
 	return r.pending, true
 }
 
 // tcpRelayOf finds the RFC 6062 relay of a client's 5-tuple.
-func (g *Relay) tcpRelayOf(t netaddr.FiveTuple) *tcpRelay {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	k, ok := g.keyOf(t)
+func (rl *Relay) tcpRelayOf(t netaddr.FiveTuple) *tcpRelay {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	k, ok := rl.keyOf(t)
 	if !ok {
 		return nil
 	}
-	return g.tcpByClient[k]
+	return rl.tcpByClient[k]
 }

@@ -58,12 +58,12 @@ func (b *bucket) chunk(p []byte) []byte {
 
 // debt charges n bytes and returns how long their sender must wait for
 // the traffic to fit the rate, past the bucket's burst allowance.
-func (b *bucket) debt(n int, g *Relay) time.Duration {
+func (b *bucket) debt(n int, rl *Relay) time.Duration {
 	bps := b.bps.Load()
 	if bps <= 0 {
 		return 0
 	}
-	now := int64(time.Since(g.epoch))
+	now := int64(time.Since(rl.epoch))
 	cost := int64(n) * 8 * int64(time.Second) / bps
 	for {
 		tat := b.tat.Load()
@@ -76,7 +76,7 @@ func (b *bucket) debt(n int, g *Relay) time.Duration {
 
 // pace waits out the debt of n bytes at b, or until the relay ends.
 func (c *peerConn) pace(b *bucket, n int) error {
-	wait := b.debt(n, c.g)
+	wait := b.debt(n, c.rl)
 	if wait <= 0 {
 		return nil
 	}
@@ -97,7 +97,7 @@ func (c *peerConn) readCounted(p []byte) (int, error) {
 	}
 	n, err := c.Conn.Read(c.traffic.fromRate.chunk(p))
 	if n > 0 {
-		c.traffic.tally.fromPeer(c.g.opts.Counters, n)
+		c.traffic.tally.fromPeer(c.rl.opts.Counters, n)
 		if perr := c.pace(&c.traffic.fromRate, n); perr != nil && err == nil {
 			err = perr
 		}
@@ -118,7 +118,7 @@ func (c *peerConn) writeCounted(p []byte) (int, error) {
 		}
 		n, err := c.Conn.Write(chunk)
 		if n > 0 {
-			c.traffic.tally.toPeer(c.g.opts.Counters, n)
+			c.traffic.tally.toPeer(c.rl.opts.Counters, n)
 		}
 		written += n
 		if err != nil {
@@ -130,64 +130,64 @@ func (c *peerConn) writeCounted(p []byte) (int, error) {
 }
 
 // trafficOf returns the shared traffic of the live RFC 6062 relay k.
-func (g *Relay) trafficOf(k liveKey) *tcpTraffic {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if r := g.tcp[k]; r != nil {
+func (rl *Relay) trafficOf(k liveKey) *tcpTraffic {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if r := rl.tcp[k]; r != nil {
 		return r.traffic
 	}
 	return nil
 }
 
 // tcpTrafficOf finds the traffic of relay k, live or awaiting its deletion report.
-func (g *Relay) tcpTrafficOf(k liveKey) *tcpTraffic {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if r := g.tcp[k]; r != nil {
+func (rl *Relay) tcpTrafficOf(k liveKey) *tcpTraffic {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if r := rl.tcp[k]; r != nil {
 		return r.traffic
 	}
-	return g.tcpEnded[k]
+	return rl.tcpEnded[k]
 }
 
 // retireTCP keeps the traffic of relay k, whose listener closed, for its
-// deletion report; under g.mu.
-func (g *Relay) retireTCP(k liveKey, r *tcpRelay) {
+// deletion report; under rl.mu.
+func (rl *Relay) retireTCP(k liveKey, r *tcpRelay) {
 	if r.traffic == nil {
 		return
 	}
 	r.traffic.end()
-	if g.tcpEnded == nil {
-		g.tcpEnded = make(map[liveKey]*tcpTraffic)
+	if rl.tcpEnded == nil {
+		rl.tcpEnded = make(map[liveKey]*tcpTraffic)
 	}
-	g.tcpEnded[k] = r.traffic
+	rl.tcpEnded[k] = r.traffic
 }
 
 // tcpDeleted forgets relay k's traffic once pion reported its deletion.
-func (g *Relay) tcpDeleted(k liveKey) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	delete(g.tcpEnded, k)
+func (rl *Relay) tcpDeleted(k liveKey) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	delete(rl.tcpEnded, k)
 }
 
 // setListener records relay k's listener, for Disconnect.
-func (g *Relay) setListener(k liveKey, l *tcpListener) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if r := g.tcp[k]; r != nil && r.traffic != nil {
+func (rl *Relay) setListener(k liveKey, l *tcpListener) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if r := rl.tcp[k]; r != nil && r.traffic != nil {
 		r.traffic.ln = l
 	}
 }
 
-func (g *Relay) tcpUsage(k liveKey, relayAddr net.Addr) (traffic.Usage, error) {
-	t := g.tcpTrafficOf(k)
+func (rl *Relay) tcpUsage(k liveKey, relayAddr net.Addr) (traffic.Usage, error) {
+	t := rl.tcpTrafficOf(k)
 	if t == nil {
 		return traffic.Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
 	}
 	return t.tally.usage(), nil
 }
 
-func (g *Relay) tcpSetRate(k liveKey, relayAddr net.Addr, bps int64) error {
-	t := g.trafficOf(k)
+func (rl *Relay) tcpSetRate(k liveKey, relayAddr net.Addr, bps int64) error {
+	t := rl.trafficOf(k)
 	if t == nil {
 		return fmt.Errorf("set rate of relay %v: %w", relayAddr, ErrNotTracked)
 	}
@@ -199,16 +199,16 @@ func (g *Relay) tcpSetRate(k liveKey, relayAddr net.Addr, bps int64) error {
 // tcpDisconnect ends relay k: its peer connections stop at once, and its
 // listener closes, which pion's accept loop takes as the allocation's end
 // (it deletes it, closes its connections and reports the deletion).
-func (g *Relay) tcpDisconnect(k liveKey, relayAddr net.Addr) error {
-	g.mu.Lock()
-	r := g.tcp[k]
-	g.mu.Unlock()
+func (rl *Relay) tcpDisconnect(k liveKey, relayAddr net.Addr) error {
+	rl.mu.Lock()
+	r := rl.tcp[k]
+	rl.mu.Unlock()
 	if r == nil || r.traffic == nil {
 		return fmt.Errorf("disconnect relay %v: %w", relayAddr, ErrNotTracked)
 	}
-	g.mu.Lock()
+	rl.mu.Lock()
 	ln := r.traffic.ln
-	g.mu.Unlock()
+	rl.mu.Unlock()
 	if ln == nil {
 		return fmt.Errorf("disconnect relay %v: %w", relayAddr, ErrNotTracked)
 	}

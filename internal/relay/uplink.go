@@ -55,9 +55,9 @@ func (k clientKey) hash() uint32 { return addrPortHash(k.client) }
 // keyOf is where a 5-tuple becomes the relay's client key: the fast path
 // hashes and compares keys per packet, so the server side is the small
 // number serverOf gave it, not an address. ok is false for a server side
-// with no number (nothing was ever allocated there). g.mu must be held.
-func (g *Relay) keyOf(t netaddr.FiveTuple) (clientKey, bool) {
-	id, ok := g.servers[netaddr.FiveTuple{Server: t.Server, TCP: t.TCP}]
+// with no number (nothing was ever allocated there). rl.mu must be held.
+func (rl *Relay) keyOf(t netaddr.FiveTuple) (clientKey, bool) {
+	id, ok := rl.servers[netaddr.FiveTuple{Server: t.Server, TCP: t.TCP}]
 	return clientKey{client: t.Client, server: id}, ok
 }
 
@@ -70,43 +70,43 @@ func (c *Conn) owner() *Conn { return c }
 // malformed packets) is left to the caller, which hands it to pion.
 //
 // Hot path: one call per client datagram; no allocation.
-func (g *Relay) RelayFor(lane *mmsg.Socket) func(pkt []byte, client netip.AddrPort) bool {
-	server := g.serverOf(lane.LocalAddr())
-	return func(pkt []byte, client netip.AddrPort) bool { return g.relay(pkt, client, server) }
+func (rl *Relay) RelayFor(lane *mmsg.Socket) func(pkt []byte, client netip.AddrPort) bool {
+	server := rl.serverOf(lane.LocalAddr())
+	return func(pkt []byte, client netip.AddrPort) bool { return rl.relay(pkt, client, server) }
 }
 
 // RelayStreamFor is RelayFor for the TCP or TLS connections whose local
 // address (turnd's side) is local: it relays one frame of their client.
 //
 // Hot path: one call per client frame; no allocation.
-func (g *Relay) RelayStreamFor(local net.Addr) func(pkt []byte, client netip.AddrPort) bool {
-	server := g.serverOf(local)
-	return func(pkt []byte, client netip.AddrPort) bool { return g.relay(pkt, client, server) }
+func (rl *Relay) RelayStreamFor(local net.Addr) func(pkt []byte, client netip.AddrPort) bool {
+	server := rl.serverOf(local)
+	return func(pkt []byte, client netip.AddrPort) bool { return rl.relay(pkt, client, server) }
 }
 
-func (g *Relay) relay(pkt []byte, client netip.AddrPort, server serverID) bool {
+func (rl *Relay) relay(pkt []byte, client netip.AddrPort, server serverID) bool {
 	switch {
 	case wire.IsChannelData(pkt):
-		return g.relayChannelData(pkt, client, server)
+		return rl.relayChannelData(pkt, client, server)
 	case wire.IsSendIndication(pkt):
-		return g.relaySend(pkt, client, server)
+		return rl.relaySend(pkt, client, server)
 	}
 	return false
 }
 
 // relaySend relays a Send indication (RFC 8656 §11.2) if the client's
 // allocation has a permission for the peer.
-func (g *Relay) relaySend(pkt []byte, client netip.AddrPort, server serverID) bool {
+func (rl *Relay) relaySend(pkt []byte, client netip.AddrPort, server serverID) bool {
 	peer, data, ok := wire.ParseSend(pkt)
 	if !ok {
 		return false
 	}
-	c, ok := g.byClient.get(clientKey{client: netaddr.Unmap(client), server: server})
+	c, ok := rl.byClient.get(clientKey{client: netaddr.Unmap(client), server: server})
 	if !ok {
 		return false
 	}
 	peer = netaddr.Unmap(peer)
-	if peer.Port() == 0 || (g.opts.Forbidden != nil && g.opts.Forbidden(peer)) {
+	if peer.Port() == 0 || (rl.opts.Forbidden != nil && rl.opts.Forbidden(peer)) {
 		return true // taken, and dropped: no peer, or turnd itself
 	}
 	if !c.permitted(peer.Addr()) {
@@ -116,12 +116,12 @@ func (g *Relay) relaySend(pkt []byte, client netip.AddrPort, server serverID) bo
 	return true
 }
 
-func (g *Relay) relayChannelData(pkt []byte, client netip.AddrPort, server serverID) bool {
+func (rl *Relay) relayChannelData(pkt []byte, client netip.AddrPort, server serverID) bool {
 	number, payload, ok := wire.ParseChannelData(pkt)
 	if !ok {
 		return false // truncated: pion drops it with a log line
 	}
-	r, ok := g.up.get(upKey{client: netaddr.Unmap(client), server: server, number: number})
+	r, ok := rl.up.get(upKey{client: netaddr.Unmap(client), server: server, number: number})
 	if !ok {
 		return false
 	}

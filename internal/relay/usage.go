@@ -10,21 +10,21 @@ import (
 // Usage returns the traffic of the relay advertised as relayAddr (UDP
 // socket or RFC 6062 listener): live, or closed and awaiting pion's deletion report, whose
 // handler reads the final figures this way before calling Deleted.
-func (g *Relay) Usage(relayAddr net.Addr) (traffic.Usage, error) {
+func (rl *Relay) Usage(relayAddr net.Addr) (traffic.Usage, error) {
 	if k, ok := tcpKey(relayAddr); ok {
-		return g.tcpUsage(k, relayAddr)
+		return rl.tcpUsage(k, relayAddr)
 	}
 	ua, ok := relayAddr.(*net.UDPAddr)
 	if !ok {
 		return traffic.Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
 	}
 	k := liveKey{v6: ua.IP.To4() == nil, port: ua.Port}
-	g.mu.Lock()
-	c := g.live[k]
+	rl.mu.Lock()
+	c := rl.live[k]
 	if c == nil {
-		c = g.retiring[k]
+		c = rl.retiring[k]
 	}
-	g.mu.Unlock()
+	rl.mu.Unlock()
 	if c == nil {
 		return traffic.Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
 	}
@@ -35,17 +35,17 @@ func (g *Relay) Usage(relayAddr net.Addr) (traffic.Usage, error) {
 // (an RFC 6062 relay: see tcpDisconnect). A UDP relay's socket closes, so data stops at once both ways, and pion's
 // goroutine for the socket, woken by the close, deletes the allocation
 // (its client's next request gets 437) and reports the deletion.
-func (g *Relay) Disconnect(relayAddr net.Addr) error {
+func (rl *Relay) Disconnect(relayAddr net.Addr) error {
 	if k, ok := tcpKey(relayAddr); ok {
-		return g.tcpDisconnect(k, relayAddr)
+		return rl.tcpDisconnect(k, relayAddr)
 	}
 	ua, ok := relayAddr.(*net.UDPAddr)
 	if !ok {
 		return fmt.Errorf("disconnect relay %v: %w", relayAddr, ErrNotTracked)
 	}
-	g.mu.Lock()
-	c := g.live[liveKey{v6: ua.IP.To4() == nil, port: ua.Port}]
-	g.mu.Unlock()
+	rl.mu.Lock()
+	c := rl.live[liveKey{v6: ua.IP.To4() == nil, port: ua.Port}]
+	rl.mu.Unlock()
 	if c == nil {
 		return fmt.Errorf("disconnect relay %v: %w", relayAddr, ErrNotTracked)
 	}
