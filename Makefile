@@ -33,7 +33,7 @@ test-go:
 FUZZTIME ?= 20000x
 FUZZ_TARGETS := pkg/server:FuzzServerPacket internal/gate:FuzzInspect internal/edge:FuzzStream internal/edge:FuzzStreamReactor pkg/config:FuzzParse \
 	pkg/auth:FuzzKeys pkg/peerfilter:FuzzParseEntry internal/wire:FuzzWire internal/relay:FuzzChannelData \
-	pkg/server:FuzzProxyHeader
+	internal/edge:FuzzProxyHeader
 test-fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \

@@ -6,4 +6,13 @@ var (
 	// ErrBadFraming means a TCP/TLS stream carried bytes that are neither a
 	// STUN message nor ChannelData; the connection cannot be resynchronised.
 	ErrBadFraming = errors.New("stream is not STUN or ChannelData")
+
+	// ErrAddressServed means another turnd already serves a UDP address this
+	// one was told to listen on.
+	ErrAddressServed = errors.New("another turnd already serves this address")
+
+	// errClosedBeforeFirstByte: the client hung up without a byte.
+	errClosedBeforeFirstByte = errors.New("closed before the first byte")
+	// errNotProxyHeader: the bytes do not start with either header's signature.
+	errNotProxyHeader = errors.New("not a proxy protocol header")
 )

@@ -7,10 +7,11 @@ import (
 )
 
 // TestImportsStayBelowServer: the package comment's promise, checked
-// through every turnd package the edge reaches: it asks the gate, and
-// meets the relay and pion only through what pkg/server wires in.
+// through every turnd package the edge reaches: it asks the gate, meets
+// the relay and pion only through what pkg/server wires in, and binds what
+// server translates from the configuration.
 func TestImportsStayBelowServer(t *testing.T) {
 	imports.Forbid(t, imports.Module+"internal/edge",
 		"github.com/pion/turn", "github.com/prometheus", "net/http",
-		imports.Module+"internal/relay", imports.Module+"pkg/server")
+		imports.Module+"internal/relay", imports.Module+"pkg/server", imports.Module+"pkg/config")
 }

@@ -57,7 +57,9 @@ func (s *Server) apply(cfg config.Config) error {
 	}
 	s.registry.SetLimits(AllocationLimits(cfg))
 	s.alts.set(alts)
-	s.streams.limits.Store(&connLimits{perIP: cfg.Limits.ConnectionsPerIP, total: cfg.Limits.Connections})
+	if s.sockets != nil { // New binds after its first apply, with these limits
+		s.sockets.SetConnLimits(connLimits(cfg))
+	}
 	if s.gate != nil {
 		s.gate.SetPolicy(s.policy(cfg))
 	}

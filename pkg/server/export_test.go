@@ -11,7 +11,7 @@ func (s *Server) Config() config.Config { return *s.cfg.Load() }
 
 // UDPSocketCount returns how many client-facing UDP sockets are bound, over
 // every SO_REUSEPORT group.
-func (s *Server) UDPSocketCount() int { return len(s.udp) }
+func (s *Server) UDPSocketCount() int { return len(s.sockets.UDP) }
 
 // SetAuthLogClock makes the failed-authentication log limit read now.
 func (s *Server) SetAuthLogClock(now func() time.Time) {
@@ -25,7 +25,7 @@ const AuthLogPerSecond = authLogPerSecond
 
 // BreakUDPSocket closes the first client-facing UDP socket under pion's read
 // loop, as a failing socket would end it.
-func (s *Server) BreakUDPSocket() error { return s.udp[0].Close() }
+func (s *Server) BreakUDPSocket() error { return s.sockets.UDP[0].Close() }
 
 // BreakTCPListener closes the first TCP listener under pion's accept loop.
-func (s *Server) BreakTCPListener() error { return s.tcp[0].Close() }
+func (s *Server) BreakTCPListener() error { return s.sockets.TCP[0].Close() }

@@ -1,6 +1,9 @@
 package server
 
-import "github.com/turnd/turnd/pkg/allocation"
+import (
+	"github.com/turnd/turnd/internal/edge"
+	"github.com/turnd/turnd/pkg/allocation"
+)
 
 // Reasons an Allocate is refused, as reported to the Observer.
 const (
@@ -22,6 +25,21 @@ const (
 const (
 	DropRateLimited    = "rate_limited"    // limits.unauthenticated_rate
 	DropBadFingerprint = "bad_fingerprint" // RFC 8489 §6.3: FINGERPRINT does not match
+)
+
+// Reasons a TCP or TLS connection is refused on accept (ConnectionRefused).
+const (
+	RefuseConnectionsPerIP = edge.RefuseConnectionsPerIP // limits.connections_per_ip
+	RefuseConnections      = edge.RefuseConnections      // limits.connections
+)
+
+// Reasons a stream connection is closed at the PROXY protocol step
+// (ProxyRefused).
+const (
+	ProxyUntrusted = edge.ProxyUntrusted // a header from a source not in listen.proxy_protocol.trusted
+	ProxyMissing   = edge.ProxyMissing   // a trusted proxy's connection that does not start with a header
+	ProxyMalformed = edge.ProxyMalformed // a header that does not parse
+	ProxyTimeout   = edge.ProxyTimeout   // no complete header in time
 )
 
 // Observer receives what the server sees, for metrics. Methods are called on

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/gate"
-	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/auth"
@@ -24,10 +21,6 @@ import (
 	"github.com/turnd/turnd/pkg/peerfilter"
 	"github.com/turnd/turnd/pkg/traffic"
 )
-
-// tlsHandshakeTimeout bounds a TLS handshake: a client that connects and
-// stays silent is cut instead of holding a goroutine and a socket.
-const tlsHandshakeTimeout = 10 * time.Second
 
 // authLogPerSecond bounds failed-authentication log lines.
 const authLogPerSecond = 10
@@ -78,13 +71,8 @@ type Server struct {
 	relay    *relay.Relay
 	turn     *turn.Server
 
-	udp []*mmsg.Socket
-	// locks keep a second turnd out of each UDP address's socket group.
-	locks []*addrLock
-	tcp   []net.Listener // plain TCP listeners
-	tls   []net.Listener // TLS listeners
-	// streams are the connections the TCP and TLS listeners accepted.
-	streams streamConns
+	// sockets are the client-facing sockets, bound by the edge.
+	sockets *edge.Sockets
 
 	lastPanicLog panicClock
 	// authLog bounds "bad credentials" lines, which any client can cause.
@@ -134,7 +122,6 @@ func New(opts Options) (*Server, error) {
 	if s.alts.refresh <= 0 {
 		s.alts.refresh = defaultAlternatesRefresh
 	}
-	s.streams.refused = s.obs.ConnectionRefused
 	if err := s.apply(cfg); err != nil {
 		return nil, err
 	}
@@ -173,7 +160,6 @@ func New(opts Options) (*Server, error) {
 	})
 	s.edge = edge.New(s.gate, s.panicked)
 	if err := s.bind(cfg); err != nil {
-		s.closeSockets()
 		return nil, err
 	}
 	for _, a := range append(append(s.UDPAddrs(), s.TCPAddrs()...), s.TLSAddrs()...) {
@@ -182,7 +168,7 @@ func New(opts Options) (*Server, error) {
 	// Only now are turnd's own addresses known, which the alternates leave out.
 	s.alts.republish()
 	if err := s.startTURN(cfg); err != nil {
-		s.closeSockets()
+		_ = s.sockets.Close()
 		return nil, err
 	}
 	if opts.DrainChanged != nil {
@@ -191,78 +177,24 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// closeSockets closes what bind opened, when New fails half-way.
-func (s *Server) closeSockets() {
-	_ = closeAll(s.udp)
-	_ = closeAll(s.tcp)
-	_ = closeAll(s.tls)
-	_ = closeAll(s.locks)
-}
-
-// bind opens the client-facing sockets, each behind the edge.
+// bind has the edge open the client-facing sockets cfg.Listen names.
 func (s *Server) bind(cfg config.Config) error {
-	n := cfg.Listen.UDPSockets
-	if n == 0 {
-		n = runtime.GOMAXPROCS(0)
-	}
-	// Before the first socket binds: a second turnd must not join the
-	// group even for a moment, as that re-hashes the first one's flows, and
-	// the overlap probe must find none of this process's own sockets.
-	// A port 0 address is new by construction and locked once bound, so a
-	// third process told the chosen port is refused too.
-	for _, addr := range cfg.Listen.UDP {
-		if key, fixed := lockKey(addr); fixed {
-			l, err := lockUDPAddress(key)
-			if err != nil {
-				return err
-			}
-			s.locks = append(s.locks, l)
-			if err := probeUDPAddress(key); err != nil {
-				return err
-			}
-		}
-	}
-	for _, addr := range cfg.Listen.UDP {
-		_, fixed := lockKey(addr)
-		group, err := listenUDPGroup(addr, n, cfg.Listen.SocketBuffer)
-		if err != nil {
-			return err
-		}
-		s.udp = append(s.udp, group...)
-		if !fixed {
-			l, err := lockUDPAddress(group[0].LocalAddr().String())
-			if err != nil {
-				return err
-			}
-			s.locks = append(s.locks, l)
-		}
-	}
-	proxy, err := s.proxyPolicy(cfg)
+	proxy, err := s.proxyOptions(cfg)
 	if err != nil {
 		return err
 	}
-	// proxied is the PROXY-protocol policy of a listen address, nil for none.
-	proxied := func(addr string) *proxyPolicy {
-		if slices.Contains(cfg.Listen.ProxyProtocol.Listeners, addr) {
-			return proxy
-		}
-		return nil
-	}
-	for _, addr := range cfg.Listen.TCP {
-		var ln net.Listener
-		var err error
-		if pp := proxied(addr); pp != nil {
-			ln, _, err = listenEdge(addr, true, nil, pp, &s.streams)
-		} else {
-			ln, err = listenTCP(addr, nil, &s.streams)
-		}
-		if err != nil {
-			return err
-		}
-		s.tcp = append(s.tcp, ln)
+	l := edge.Listen{
+		UDP:     cfg.Listen.UDP,
+		Sockets: cfg.Listen.UDPSockets,
+		Buffer:  cfg.Listen.SocketBuffer,
+		TCP:     cfg.Listen.TCP,
+		Proxy:   proxy,
+		Limits:  connLimits(cfg),
+		Refused: s.obs.ConnectionRefused,
 	}
 	if cfg.ServesTLS() {
-		tcfg := &tls.Config{
+		l.TLS, l.TCPTLS = cfg.Listen.TLS, cfg.Listen.TCPTLS
+		l.TLSConfig = &tls.Config{
 			MinVersion: tls.VersionTLS12,
 			// RFC 7443: an ALPN-routing proxy in front of a shared 443 sends
 			// "stun.turn" here and HTTPS elsewhere; clients that offer no
@@ -271,47 +203,44 @@ func (s *Server) bind(cfg config.Config) error {
 			// Read on every handshake, so SIGHUP can swap the certificate.
 			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.cert.Load(), nil },
 		}
-		for _, addr := range cfg.Listen.TLS {
-			var ln net.Listener
-			var err error
-			if pp := proxied(addr); pp != nil {
-				_, ln, err = listenEdge(addr, false, tcfg, pp, &s.streams)
-			} else {
-				ln, err = listenTCP(addr, tcfg, &s.streams)
-			}
-			if err != nil {
-				return err
-			}
-			s.tls = append(s.tls, ln)
-		}
-		for _, addr := range cfg.Listen.TCPTLS {
-			plain, secure, err := listenEdge(addr, true, tcfg, proxied(addr), &s.streams)
-			if err != nil {
-				return err
-			}
-			s.tcp = append(s.tcp, plain)
-			s.tls = append(s.tls, secure)
-		}
 	}
-	return nil
+	s.sockets, err = edge.Bind(l)
+	return err
 }
 
-// proxyPolicy is listen.proxy_protocol's policy, nil when no listener has it.
-func (s *Server) proxyPolicy(cfg config.Config) (*proxyPolicy, error) {
-	if len(cfg.Listen.ProxyProtocol.Listeners) == 0 {
+// connLimits are limits.connections_per_ip and limits.connections.
+func connLimits(cfg config.Config) edge.ConnLimits {
+	return edge.ConnLimits{PerIP: cfg.Limits.ConnectionsPerIP, Total: cfg.Limits.Connections}
+}
+
+// proxyOptions are listen.proxy_protocol's, nil when no listener has it.
+func (s *Server) proxyOptions(cfg config.Config) (*edge.Proxy, error) {
+	pp := cfg.Listen.ProxyProtocol
+	if len(pp.Listeners) == 0 {
 		return nil, nil
 	}
-	return newProxyPolicy(cfg.Listen.ProxyProtocol, func(reason string, from net.Addr) {
-		s.obs.ProxyRefused(reason)
-		s.log.Info("connection refused: proxy protocol", "reason", reason, "from", from.String())
-	})
+	p := &edge.Proxy{
+		Listeners: pp.Listeners,
+		Refused: func(reason string, from net.Addr) {
+			s.obs.ProxyRefused(reason)
+			s.log.Info("connection refused: proxy protocol", "reason", reason, "from", from.String())
+		},
+	}
+	for _, str := range pp.Trusted {
+		prefix, err := config.ParsePrefix(str)
+		if err != nil {
+			return nil, fmt.Errorf("listen.proxy_protocol.trusted: %w", err)
+		}
+		p.Trusted = append(p.Trusted, prefix)
+	}
+	return p, nil
 }
 
 // startTURN runs pion behind the edge: one allocation table per UDP socket
 // (pion's design) and one per stream listener.
 func (s *Server) startTURN(cfg config.Config) error {
 	var pcs []turn.PacketConnConfig
-	for _, c := range s.udp {
+	for _, c := range s.sockets.UDP {
 		// The hint carries reservation-token ports from this socket's gate
 		// to this socket's relay generator (see edge.PortHint).
 		hint := new(edge.PortHint)
@@ -326,13 +255,13 @@ func (s *Server) startTURN(cfg config.Config) error {
 		})
 	}
 	var lcs []turn.ListenerConfig
-	for i, ln := range append(append([]net.Listener(nil), s.tcp...), s.tls...) {
+	for i, ln := range append(append([]net.Listener(nil), s.sockets.TCP...), s.sockets.TLS...) {
 		gen := s.relayGenerator(nil, nil) // TLS: pion's read loop writes through crypto/tls
-		if i < len(s.tcp) {
+		if i < len(s.sockets.TCP) {
 			gen = s.streamGenerator()
 		}
 		lcs = append(lcs, turn.ListenerConfig{
-			Listener:              watchedListener{Listener: s.edge.Listener(ln, tlsHandshakeTimeout, s.streamFastPath), w: s.loops},
+			Listener:              watchedListener{Listener: s.edge.Listener(ln, edge.HandshakeTimeout, s.streamFastPath), w: s.loops},
 			RelayAddressGenerator: gen,
 			PermissionHandler:     s.permit,
 		})
@@ -360,31 +289,13 @@ func (s *Server) startTURN(cfg config.Config) error {
 func (s *Server) Registry() *allocation.Registry { return s.registry }
 
 // UDPAddrs returns the bound UDP addresses, one per SO_REUSEPORT group.
-func (s *Server) UDPAddrs() []net.Addr {
-	var out []net.Addr
-	seen := map[string]bool{}
-	for _, c := range s.udp {
-		if a := c.LocalAddr(); !seen[a.String()] {
-			seen[a.String()] = true
-			out = append(out, a)
-		}
-	}
-	return out
-}
+func (s *Server) UDPAddrs() []net.Addr { return s.sockets.UDPAddrs() }
 
 // TCPAddrs returns the bound TCP listener addresses.
-func (s *Server) TCPAddrs() []net.Addr { return listenerAddrs(s.tcp) }
+func (s *Server) TCPAddrs() []net.Addr { return s.sockets.TCPAddrs() }
 
 // TLSAddrs returns the bound TLS listener addresses.
-func (s *Server) TLSAddrs() []net.Addr { return listenerAddrs(s.tls) }
-
-func listenerAddrs(ls []net.Listener) []net.Addr {
-	out := make([]net.Addr, 0, len(ls))
-	for _, ln := range ls {
-		out = append(out, ln.Addr())
-	}
-	return out
-}
+func (s *Server) TLSAddrs() []net.Addr { return s.sockets.TLSAddrs() }
 
 // streamFastPath is the relay's fast path for a TCP or TLS connection whose
 // local address is local.
@@ -437,10 +348,9 @@ func (s *Server) Close() error {
 		}
 		s.recordShutdown()
 		s.relay.Close()
-		// pion closed the listeners, not what they accepted.
-		s.streams.closeTracked()
-		// Last: the addresses are free for the next turnd once the sockets are.
-		_ = closeAll(s.locks)
+		// pion closed the sockets and listeners, not what they accepted nor
+		// the address locks.
+		_ = s.sockets.Close()
 		close(s.closed)
 	})
 	if err != nil {

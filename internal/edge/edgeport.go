@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"crypto/tls"
@@ -14,7 +14,7 @@ import (
 
 // firstByteTimeout bounds how long a connection on an edge port may stay
 // silent, or take to send its PROXY header, before it is closed.
-const firstByteTimeout = tlsHandshakeTimeout
+const firstByteTimeout = HandshakeTimeout
 
 // tlsHandshakeRecord is the first byte of every TLS connection (a handshake
 // record, RFC 8446 §5.1). No STUN method turnd serves starts with it and no

@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"errors"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/turnd/turnd/internal/netaddr"
-	"github.com/turnd/turnd/pkg/config"
 )
 
 // proxyPolicy decides, per connection on a port behind a PROXY-protocol
@@ -18,19 +17,6 @@ import (
 type proxyPolicy struct {
 	trusted []netip.Prefix
 	refused func(reason string, from net.Addr)
-}
-
-// newProxyPolicy builds the policy of listen.proxy_protocol.
-func newProxyPolicy(pp config.ProxyProtocol, refused func(string, net.Addr)) (*proxyPolicy, error) {
-	p := &proxyPolicy{refused: refused}
-	for _, s := range pp.Trusted {
-		prefix, err := config.ParsePrefix(s)
-		if err != nil {
-			return nil, fmt.Errorf("listen.proxy_protocol.trusted: %w", err)
-		}
-		p.trusted = append(p.trusted, prefix)
-	}
-	return p, nil
 }
 
 func (p *proxyPolicy) trusts(a net.Addr) bool {

@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"net"
@@ -19,7 +19,7 @@ func (s *streamConns) trackProxied(ln net.Listener, fromProxy func(net.Addr) boo
 // admitFromProxy books a connection from a trusted proxy against the total
 // cap, or returns why it must be closed. Called with s.mu held.
 func (s *streamConns) admitFromProxy() (refused string) {
-	if l := s.limits.Load(); l != nil && l.total > 0 && len(s.conns) >= l.total {
+	if l := s.limits.Load(); l != nil && l.Total > 0 && len(s.conns) >= l.Total {
 		return RefuseConnections
 	}
 	return ""
@@ -34,7 +34,7 @@ func (s *streamConns) rebook(c *trackedConn, client *net.TCPAddr) (refused strin
 	if _, ok := s.conns[c]; !ok {
 		return "" // closed meanwhile; Close released what it held
 	}
-	if l := s.limits.Load(); l != nil && l.perIP > 0 && s.perIP[ip] >= l.perIP {
+	if l := s.limits.Load(); l != nil && l.PerIP > 0 && s.perIP[ip] >= l.PerIP {
 		return RefuseConnectionsPerIP
 	}
 	if s.perIP == nil {

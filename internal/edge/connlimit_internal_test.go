@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"net"
@@ -9,7 +9,7 @@ import (
 // connections are counted per /64, like its rate limit and allocations.
 func TestConnectionsPerIPv6Slash64(t *testing.T) {
 	var s streamConns
-	s.limits.Store(&connLimits{perIP: 2})
+	s.limits.Store(&ConnLimits{PerIP: 2})
 	from := func(ip string) string {
 		_, refused := s.admitConn(&net.TCPAddr{IP: net.ParseIP(ip), Port: 40000})
 		return refused

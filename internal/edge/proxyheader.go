@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 )
 
 // Reasons a stream connection is closed at the PROXY protocol step, as
-// reported to the Observer.
+// Proxy.Refused hears them.
 const (
 	ProxyUntrusted = "untrusted" // a header from a source not in listen.proxy_protocol.trusted
 	ProxyMissing   = "missing"   // a trusted proxy's connection that does not start with a header

@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"net"
@@ -7,15 +7,17 @@ import (
 	"github.com/turnd/turnd/pkg/clientip"
 )
 
-// Reasons a TCP or TLS connection is refused on accept.
+// Reasons a TCP or TLS connection is refused on accept, as Listen.Refused
+// hears them.
 const (
 	RefuseConnectionsPerIP = "per_ip" // limits.connections_per_ip
 	RefuseConnections      = "total"  // limits.connections
 )
 
-// connLimits are the caps on open client connections; zero means none.
-type connLimits struct {
-	perIP, total int
+// ConnLimits are the caps on open client TCP and TLS connections; zero
+// means none.
+type ConnLimits struct {
+	PerIP, Total int
 }
 
 // admitConn books a newly accepted connection from remote against the caps,
@@ -30,12 +32,12 @@ func (s *streamConns) admitConn(remote net.Addr) (ip netip.Addr, refused string)
 	}
 	l := s.limits.Load()
 	if l == nil {
-		l = &connLimits{}
+		l = &ConnLimits{}
 	}
 	switch {
-	case l.total > 0 && len(s.conns) >= l.total:
+	case l.Total > 0 && len(s.conns) >= l.Total:
 		return ip, RefuseConnections
-	case l.perIP > 0 && s.perIP[ip] >= l.perIP:
+	case l.PerIP > 0 && s.perIP[ip] >= l.PerIP:
 		return ip, RefuseConnectionsPerIP
 	}
 	if s.perIP == nil {
