@@ -38,7 +38,7 @@ func (l *failingListener) Addr() net.Addr {
 
 // TestAcceptSurvivesTemporaryErrors: running out of descriptors, or a
 // connection aborted before accept, must not end a stream listener (pion's
-// accept loop, an edge port's) for good; a closed listener does end it.
+// accept loop, a sorting port's) for good; a closed listener does end it.
 func TestAcceptSurvivesTemporaryErrors(t *testing.T) {
 	client, server := net.Pipe()
 	t.Cleanup(func() { client.Close(); server.Close() })

@@ -131,7 +131,7 @@ func (s *Sockets) bind(l Listen) error {
 		var ln net.Listener
 		var err error
 		if pp := proxied(addr); pp != nil {
-			ln, _, err = listenEdge(addr, true, nil, pp, &s.streams)
+			ln, _, err = listenSorting(addr, true, nil, pp, &s.streams)
 		} else {
 			ln, err = listenTCP(addr, nil, &s.streams)
 		}
@@ -144,7 +144,7 @@ func (s *Sockets) bind(l Listen) error {
 		var ln net.Listener
 		var err error
 		if pp := proxied(addr); pp != nil {
-			_, ln, err = listenEdge(addr, false, l.TLSConfig, pp, &s.streams)
+			_, ln, err = listenSorting(addr, false, l.TLSConfig, pp, &s.streams)
 		} else {
 			ln, err = listenTCP(addr, l.TLSConfig, &s.streams)
 		}
@@ -154,7 +154,7 @@ func (s *Sockets) bind(l Listen) error {
 		s.TLS = append(s.TLS, ln)
 	}
 	for _, addr := range l.TCPTLS {
-		plain, secure, err := listenEdge(addr, true, l.TLSConfig, proxied(addr), &s.streams)
+		plain, secure, err := listenSorting(addr, true, l.TLSConfig, proxied(addr), &s.streams)
 		if err != nil {
 			return err
 		}

@@ -179,15 +179,15 @@ func New(opts Options) (*Server, error) {
 func (s *Server) startTURN(cfg config.Config) error {
 	var pcs []turn.PacketConnConfig
 	for _, c := range s.sockets.UDP {
-		// The hint carries reservation-token ports from this socket's gate
-		// to this socket's relay generator (see edge.PortHint).
+		// The hint carries the gate's port request for the packet this
+		// socket is handling to this socket's relay generator (edge.PortHint).
 		hint := new(edge.PortHint)
-		gated, err := s.edge.PacketConn(c, hint, s.relay.RelayFor(c))
+		conn, err := s.edge.PacketConn(c, hint, s.relay.RelayFor(c))
 		if err != nil {
 			return err
 		}
 		pcs = append(pcs, turn.PacketConnConfig{
-			PacketConn:            watchedPacketConn{PacketConn: gated, w: s.loops},
+			PacketConn:            watchedPacketConn{PacketConn: conn, w: s.loops},
 			RelayAddressGenerator: s.relayGenerator(c, hint),
 			PermissionHandler:     s.permit,
 		})

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// firstByteTimeout bounds how long a connection on an edge port may stay
+// firstByteTimeout bounds how long a connection on a sorting port may stay
 // silent, or take to send its PROXY header, before it is closed.
 const firstByteTimeout = HandshakeTimeout
 
@@ -21,13 +21,13 @@ const firstByteTimeout = HandshakeTimeout
 // ChannelData does (channel numbers start 0x40-0x4F).
 const tlsHandshakeRecord = 0x16
 
-// edgePort is a stream listening socket whose connections need a look before
+// sortingPort is a stream listening socket whose connections need a look before
 // pion gets them: a PROXY protocol header to read (listen.proxy_protocol),
 // and on a shared port (listen.tcp_tls) the first byte that says plain TCP
 // or TLS. Both happen in a goroutine per connection, so a silent client
 // holds up no other, and by peeking and exact reads, so a plain connection
 // reaches the edge and its raw fast path with no byte buffered elsewhere.
-type edgePort struct {
+type sortingPort struct {
 	ln    net.Listener
 	tls   *tls.Config        // nil: no TLS side
 	proxy *proxyPolicy       // nil: no PROXY protocol on this port
@@ -38,10 +38,10 @@ type edgePort struct {
 	err       error         // why; read after done
 }
 
-// listenEdge binds addr and returns its plain side (if plain) and its TLS
+// listenSorting binds addr and returns its plain side (if plain) and its TLS
 // side (if cfg is not nil), each a listener pion serves like any other.
 // Closing either closes the socket.
-func listenEdge(addr string, plain bool, cfg *tls.Config, proxy *proxyPolicy, conns *streamConns) (plainLn, tlsLn net.Listener, err error) {
+func listenSorting(addr string, plain bool, cfg *tls.Config, proxy *proxyPolicy, conns *streamConns) (plainLn, tlsLn net.Listener, err error) {
 	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen tcp %s: %w", addr, err)
@@ -52,7 +52,7 @@ func listenEdge(addr string, plain bool, cfg *tls.Config, proxy *proxyPolicy, co
 	} else {
 		ln = conns.track(raw)
 	}
-	p := &edgePort{ln: ln, tls: cfg, proxy: proxy, done: make(chan struct{})}
+	p := &sortingPort{ln: ln, tls: cfg, proxy: proxy, done: make(chan struct{})}
 	if plain {
 		p.subs[0] = &sortedListener{port: p, ch: make(chan net.Conn)}
 		plainLn = p.subs[0]
@@ -65,7 +65,7 @@ func listenEdge(addr string, plain bool, cfg *tls.Config, proxy *proxyPolicy, co
 	return plainLn, tlsLn, nil
 }
 
-func (p *edgePort) accept() {
+func (p *sortingPort) accept() {
 	for {
 		c, err := p.ln.Accept()
 		if err != nil {
@@ -79,7 +79,7 @@ func (p *edgePort) accept() {
 
 // sort reads c's PROXY header if the port expects one, then hands c to the
 // plain or the TLS side.
-func (p *edgePort) sort(c net.Conn) {
+func (p *sortingPort) sort(c net.Conn) {
 	if p.proxy != nil {
 		tc, _ := c.(*trackedConn)
 		var ok bool
@@ -120,7 +120,7 @@ func (p *edgePort) sort(c net.Conn) {
 	}
 }
 
-func (p *edgePort) close() error {
+func (p *sortingPort) close() error {
 	var err error
 	p.closeOnce.Do(func() { err = p.ln.Close() })
 	return err
@@ -159,9 +159,9 @@ func peekFirstByte(c net.Conn, timeout time.Duration) (byte, error) {
 	return b[0], c.SetReadDeadline(time.Time{})
 }
 
-// sortedListener is one side (plain or TLS) of an edgePort.
+// sortedListener is one side (plain or TLS) of an sortingPort.
 type sortedListener struct {
-	port *edgePort
+	port *sortingPort
 	ch   chan net.Conn
 }
 
