@@ -21,8 +21,8 @@ func allocateSuccess(tb testing.TB, relayed *net.UDPAddr, tok []byte) []byte {
 	setters := []stun.Setter{
 		stun.TransactionID,
 		stun.NewType(stun.MethodAllocate, stun.ClassSuccessResponse),
-		xorAddr{stun.AttrXORRelayedAddress, relayed.IP, relayed.Port},
-		xorAddr{stun.AttrXORMappedAddress, net.IPv4(127, 0, 0, 1), 50000},
+		xorAddr(stun.AttrXORRelayedAddress, relayed.IP, relayed.Port),
+		xorAddr(stun.AttrXORMappedAddress, net.IPv4(127, 0, 0, 1), 50000),
 	}
 	if tok != nil {
 		setters = append(setters, reservationToken(tok))
@@ -138,7 +138,7 @@ func TestReservationNotHonoured(t *testing.T) {
 		}()},
 		{"token in an error response", func() []byte {
 			m, err := stun.Build(stun.TransactionID, stun.NewType(stun.MethodAllocate, stun.ClassErrorResponse),
-				stun.CodeInsufficientCapacity, xorAddr{stun.AttrXORRelayedAddress, relayed.IP, relayed.Port},
+				stun.CodeInsufficientCapacity, xorAddr(stun.AttrXORRelayedAddress, relayed.IP, relayed.Port),
 				reservationToken([]byte("TOKEN-01")))
 			if err != nil {
 				t.Fatal(err)

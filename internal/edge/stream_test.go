@@ -104,7 +104,7 @@ func writeChunks(t *testing.T, c net.Conn, b []byte, chunk int) {
 // largest sizes a stream can carry.
 func passingFrames(t testing.TB) [][]byte {
 	big, err := stun.Build(stun.TransactionID, stun.NewType(stun.MethodSend, stun.ClassIndication),
-		xorAddr{stun.AttrXORPeerAddress, net.IPv4(127, 0, 0, 2), 9},
+		xorAddr(stun.AttrXORPeerAddress, net.IPv4(127, 0, 0, 2), 9),
 		stun.RawAttribute{Type: stun.AttrData, Value: bytes.Repeat([]byte{0xA5}, 65000)})
 	if err != nil {
 		t.Fatal(err)

@@ -293,7 +293,7 @@ func TestChannelBindToDeniedPeerIs403(t *testing.T) {
 		{net.IPv4(192, 0, 2, 80), gate.Pass},
 	} {
 		req := request(t, stun.MethodChannelBind, testUser, aliceKey(), true, chanNum,
-			xorAddr{stun.AttrXORPeerAddress, tc.peer, 80})
+			xorAddr(stun.AttrXORPeerAddress, tc.peer, 80))
 		r := &responder{}
 		if _, v := g.Inspect(req, clientAddr(), localAddr(), r); v != tc.want {
 			t.Fatalf("peer %v: verdict %v, want %v", tc.peer, v, tc.want)

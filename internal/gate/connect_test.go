@@ -26,7 +26,7 @@ func connectPolicy(held, udpAlloc, full bool) *gate.Policy {
 }
 
 func peer(ip string, port int) stun.Setter {
-	return xorAddr{stun.AttrXORPeerAddress, net.ParseIP(ip), port}
+	return xorAddr(stun.AttrXORPeerAddress, net.ParseIP(ip), port)
 }
 
 // TestRFC6062Requests: the gate answers the RFC 6062 requests pion would

@@ -10,23 +10,7 @@ import (
 	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/gate"
-	"github.com/turnd/turnd/pkg/auth"
 )
-
-// A REST username valid until 2100, so seeds signed with it stay valid.
-const restUser = "4102444800:bob"
-
-func restKeys() [][]byte {
-	return [][]byte{
-		auth.LongTermKey(restUser, testRealm, auth.RESTPassword("s1", restUser)),
-		auth.LongTermKey(restUser, testRealm, auth.RESTPassword("s2", restUser)),
-	}
-}
-
-// fuzzStore knows the static test user and the REST user of two secrets.
-func fuzzStore() *auth.Store {
-	return auth.New(auth.Options{Realm: testRealm, Users: map[string]string{testUser: testPass}, Secrets: []string{"s1", "s2"}})
-}
 
 // actingPolicy answers (draining) and rewrites (lifetime cap) whatever it can.
 func actingPolicy() *gate.Policy {
@@ -41,30 +25,6 @@ func fuzzGates() []*gate.Gate {
 		gate.New(&gate.Policy{Keys: fuzzStore().Keys, MaxLifetime: time.Minute},
 			gate.Hooks{Accepting: func() bool { return true }, TCPRefused: func(string) {}}),
 		gate.New(&gate.Policy{Keys: fuzzStore().Keys, TCPAllocations: true}, gate.Hooks{}),
-	}
-}
-
-// fuzzSeeds are valid and nearly valid client packets.
-func fuzzSeeds(tb testing.TB) [][]byte {
-	rest := restKeys()[1]
-	return [][]byte{
-		nil,
-		{0x40},
-		bytes.Repeat([]byte{0xFF}, 24),
-		channelData([]byte("hello"), false),
-		channelData([]byte("hello"), true),
-		sendIndication(tb, []byte("payload")),
-		aliceAllocate(tb),
-		aliceAllocate(tb, dontFragment(), lifetime(time.Hour)),
-		aliceAllocate(tb, reservationToken([]byte("TOKEN-01"))),
-		request(tb, stun.MethodAllocate, testUser, aliceKey(), false, transport(6)),
-		request(tb, stun.MethodAllocate, testUser, aliceKey(), true, transport(17), stun.NewSoftware("after"), dontFragment()),
-		request(tb, stun.MethodRefresh, testUser, aliceKey(), true, lifetime(time.Hour)),
-		request(tb, stun.MethodRefresh, restUser, rest, true, lifetime(time.Hour)),
-		request(tb, stun.MethodCreatePermission, restUser, rest, true, xorAddr{stun.AttrXORPeerAddress, net.IPv4(127, 0, 0, 2), 9}),
-		request(tb, stun.MethodAllocate, restUser, rest, false, transport(6), dontFragment()),
-		request(tb, methodConnectionBind, testUser, aliceKey(), true, stun.RawAttribute{Type: stun.AttrConnectionID, Value: []byte{0, 0, 0, 1}}),
-		request(tb, stun.MethodAllocate, testUser, nil, false, transport(17)),
 	}
 }
 

@@ -32,7 +32,7 @@ func TestInspectPassesNonRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	dataInd, err := stun.Build(stun.TransactionID, stun.NewType(stun.MethodData, stun.ClassIndication),
-		xorAddr{stun.AttrXORPeerAddress, net.IPv4(127, 0, 0, 2), 9}, stun.RawAttribute{Type: stun.AttrData, Value: []byte("hi")})
+		xorAddr(stun.AttrXORPeerAddress, net.IPv4(127, 0, 0, 2), 9), stun.RawAttribute{Type: stun.AttrData, Value: []byte("hi")})
 	if err != nil {
 		t.Fatal(err)
 	}

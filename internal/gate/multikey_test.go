@@ -23,7 +23,7 @@ func TestMultiKeyFindsTheSecret(t *testing.T) {
 	keyOf := func(secret string) []byte {
 		return auth.LongTermKey(username, testRealm, auth.RESTPassword(secret, username))
 	}
-	peer := xorAddr{stun.AttrXORPeerAddress, net.IPv4(127, 0, 0, 2), 9}
+	peer := xorAddr(stun.AttrXORPeerAddress, net.IPv4(127, 0, 0, 2), 9)
 
 	tests := []struct {
 		name   string

@@ -34,7 +34,7 @@ func family(f byte) stun.Setter {
 // TestRulesAnswered: the requests the gate answers itself for pion, each
 // signed with the requester's key (signed false: unsigned 400).
 func TestRulesAnswered(t *testing.T) {
-	peer := xorAddr{stun.AttrXORPeerAddress, net.IPv4(127, 0, 0, 2), 9}
+	peer := xorAddr(stun.AttrXORPeerAddress, net.IPv4(127, 0, 0, 2), 9)
 	tests := []struct {
 		name   string
 		owner  string
@@ -49,7 +49,7 @@ func TestRulesAnswered(t *testing.T) {
 			request(t, stun.MethodChannelBind, testUser, aliceKey(), true, channelNumber(0x4000), peer), 441, true},
 		{"Connect on bob's allocation", "bob", request(t, stun.MethodConnect, testUser, aliceKey(), true, peer), 441, true},
 		{"Connect to port 0", testUser, request(t, stun.MethodConnect, testUser, aliceKey(), true,
-			xorAddr{stun.AttrXORPeerAddress, net.IPv4(127, 0, 0, 2), 0}), 400, true},
+			xorAddr(stun.AttrXORPeerAddress, net.IPv4(127, 0, 0, 2), 0)), 400, true},
 		{"channel 0x3FFF", testUser,
 			request(t, stun.MethodChannelBind, testUser, aliceKey(), true, channelNumber(0x3FFF), peer), 400, true},
 		{"channel 0x8000", testUser,
@@ -81,7 +81,7 @@ func TestRulesAnswered(t *testing.T) {
 // TestRulesPassed: what the rules leave to pion, and a policy that leaves
 // every rule to pion.
 func TestRulesPassed(t *testing.T) {
-	peer := xorAddr{stun.AttrXORPeerAddress, net.IPv4(127, 0, 0, 2), 9}
+	peer := xorAddr(stun.AttrXORPeerAddress, net.IPv4(127, 0, 0, 2), 9)
 	tests := []struct {
 		name   string
 		policy *gate.Policy
