@@ -32,7 +32,7 @@ test-go:
 # replays): new crashers surface in CI, bounded at FUZZTIME inputs each (a count, not a duration: a time limit races the fuzzer's own shutdown and fails spuriously).
 FUZZTIME ?= 20000x
 FUZZ_TARGETS := pkg/server:FuzzServerPacket internal/gate:FuzzInspect internal/edge:FuzzStream internal/edge:FuzzStreamReactor pkg/config:FuzzParse \
-	pkg/auth:FuzzKeys pkg/peerfilter:FuzzParseEntry internal/wire:FuzzWire internal/relay:FuzzChannelData \
+	internal/auth:FuzzKeys pkg/peerfilter:FuzzParseEntry internal/wire:FuzzWire internal/relay:FuzzChannelData \
 	internal/edge:FuzzProxyHeader
 test-fuzz:
 	@for t in $(FUZZ_TARGETS); do \

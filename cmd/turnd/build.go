@@ -11,12 +11,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/drain"
 	"github.com/turnd/turnd/pkg/metrics"
 	"github.com/turnd/turnd/pkg/server"
-	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // daemon is turnd's components, built and bound, before any of them runs.

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/httpapi"
-	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // adminServer serves the real admin endpoints over n fake allocations of

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/metrics"
-	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // userMetrics adapts the server's per-user usage to what /metrics reports,

@@ -4,7 +4,7 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/turnd/turnd/pkg/clientip"
+	"github.com/turnd/turnd/internal/clientip"
 )
 
 // Reasons a TCP or TLS connection is refused on accept, as Listen.Refused

@@ -4,7 +4,7 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/turnd/turnd/pkg/clientip"
+	"github.com/turnd/turnd/internal/clientip"
 )
 
 // trackProxied is track for a listener behind PROXY-protocol proxies: a

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/turnd/turnd/internal/netaddr"
+	"github.com/turnd/turnd/internal/ratelimit"
 	"github.com/turnd/turnd/internal/wire"
-	"github.com/turnd/turnd/pkg/ratelimit"
 )
 
 // Verdict says what became of an inspected packet.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/gate"
-	"github.com/turnd/turnd/pkg/auth"
 )
 
 // TestMultiKeyFindsTheSecret checks that with several TURN REST secrets the

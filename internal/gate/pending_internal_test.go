@@ -6,7 +6,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
-	"github.com/turnd/turnd/pkg/auth"
+	"github.com/turnd/turnd/internal/auth"
 )
 
 // TestPendingBounded: entries pion never takes (refused requests) must not

@@ -3,7 +3,7 @@ package relay
 import (
 	"sync/atomic"
 
-	"github.com/turnd/turnd/pkg/traffic"
+	"github.com/turnd/turnd/internal/traffic"
 )
 
 // Each relay socket tallies its own traffic and adds it to the shared

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/turnd/turnd/internal/netaddr"
-	"github.com/turnd/turnd/pkg/traffic"
+	"github.com/turnd/turnd/internal/traffic"
 )
 
 // Options configure a Relay.

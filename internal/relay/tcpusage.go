@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/turnd/turnd/pkg/traffic"
+	"github.com/turnd/turnd/internal/traffic"
 )
 
 // The traffic of RFC 6062 relays: pion copies each bound peer connection

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/turnd/turnd/pkg/traffic"
+	"github.com/turnd/turnd/internal/traffic"
 )
 
 // Usage returns the traffic of the relay advertised as relayAddr (UDP

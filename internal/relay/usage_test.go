@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/turnd/turnd/pkg/traffic"
+	"github.com/turnd/turnd/internal/traffic"
 )
 
 // TestUsageCountsEachAllocationBothWays: an allocation's usage holds every

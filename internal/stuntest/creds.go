@@ -3,7 +3,7 @@ package stuntest
 import (
 	"github.com/pion/stun/v4"
 
-	"github.com/turnd/turnd/pkg/auth"
+	"github.com/turnd/turnd/internal/auth"
 )
 
 // Credentials of the one static user most tests sign with.

@@ -17,7 +17,7 @@ import (
 	"github.com/pion/stun/v4"
 	"golang.org/x/sys/unix"
 
-	"github.com/turnd/turnd/pkg/auth"
+	"github.com/turnd/turnd/internal/auth"
 )
 
 // Client is a minimal TURN client that shows exact responses: enough for the

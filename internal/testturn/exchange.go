@@ -5,7 +5,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
-	"github.com/turnd/turnd/pkg/auth"
+	"github.com/turnd/turnd/internal/auth"
 )
 
 // fenceTimeout bounds the wait for the Binding that follows a request in Answer.

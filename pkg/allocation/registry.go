@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/turnd/turnd/internal/clientip"
 	"github.com/turnd/turnd/internal/netaddr"
-	"github.com/turnd/turnd/pkg/clientip"
 )
 
 // Info describes one live allocation.

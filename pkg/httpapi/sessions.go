@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
-	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // Admin is what the admin endpoints (/sessions, /sessions/disconnect) read

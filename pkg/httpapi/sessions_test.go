@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/httpapi"
-	"github.com/turnd/turnd/pkg/traffic"
 )
 
 const token = "s3cret-admin-token"

@@ -10,10 +10,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/drain"
 	"github.com/turnd/turnd/pkg/metrics"
-	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // fakeSources are state sources a test changes between scrapes.

@@ -7,11 +7,11 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/gate"
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/pkg/allocation"
-	"github.com/turnd/turnd/pkg/auth"
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/peerfilter"
 )

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/testturn"
-	"github.com/turnd/turnd/pkg/auth"
 )
 
 // TestDefaultsRefuseFarREST: with the default auth.max_rest_validity, a REST

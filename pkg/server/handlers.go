@@ -8,10 +8,10 @@ import (
 	"github.com/pion/stun/v4"
 	"github.com/pion/turn/v5"
 
+	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/pkg/allocation"
-	"github.com/turnd/turnd/pkg/auth"
 )
 
 // authenticate is pion's AuthHandler: the user's long-term key. With several

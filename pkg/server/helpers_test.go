@@ -11,9 +11,9 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/testturn"
 	"github.com/turnd/turnd/pkg/allocation"
-	"github.com/turnd/turnd/pkg/auth"
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/server"
 )

@@ -11,8 +11,8 @@ import (
 	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/testturn"
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/server"
-	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // TestOversizedPeerDatagramKeepsTheStreamWellFormed: an IPv6 peer's 65 507-byte

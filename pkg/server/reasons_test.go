@@ -7,8 +7,8 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/testturn"
-	"github.com/turnd/turnd/pkg/auth"
 )
 
 // TestErrorReasons: error responses pion builds itself leave turnd with

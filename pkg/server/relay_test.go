@@ -10,8 +10,8 @@ import (
 
 	"github.com/turnd/turnd/internal/stacks"
 	"github.com/turnd/turnd/internal/testturn"
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
-	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // TestRelay allocates, permits and echoes through a relay over each client

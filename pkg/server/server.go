@@ -12,14 +12,14 @@ import (
 
 	"github.com/pion/turn/v5"
 
+	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/gate"
 	"github.com/turnd/turnd/internal/relay"
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
-	"github.com/turnd/turnd/pkg/auth"
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/peerfilter"
-	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // authLogPerSecond bounds failed-authentication log lines.

@@ -1,8 +1,8 @@
 package server
 
 import (
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
-	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // Sessions returns the live allocations of user (every user if empty),

@@ -9,8 +9,8 @@ import (
 	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/testturn"
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/server"
-	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // tcpPipe is an RFC 6062 allocation with one bound peer connection: what

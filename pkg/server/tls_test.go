@@ -12,9 +12,9 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/testcert"
 	"github.com/turnd/turnd/internal/testturn"
-	"github.com/turnd/turnd/pkg/auth"
 )
 
 // writeCert writes a self-signed certificate for 127.0.0.1 with the given

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
-	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // Why an allocation ended, as its usage record says.

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/config"
-	"github.com/turnd/turnd/pkg/traffic"
 )
 
 // userTraffic sums relayed traffic per labelled user (http.metrics_users)

@@ -3,7 +3,7 @@ package server
 import (
 	"testing"
 
-	"github.com/turnd/turnd/pkg/traffic"
+	"github.com/turnd/turnd/internal/traffic"
 )
 
 // TestUserTrafficNeverGoesBack: an allocation removed from the registry

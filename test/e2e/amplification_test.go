@@ -10,8 +10,8 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/testturn"
-	"github.com/turnd/turnd/pkg/auth"
 )
 
 // maxAmplification bounds response bytes / request bytes for what anyone can

@@ -2,15 +2,16 @@ package e2e
 
 import (
 	"fmt"
-	"github.com/turnd/turnd/internal/testturn"
 	"net"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/turnd/turnd/internal/testturn"
+
 	"github.com/pion/stun/v4"
 
-	"github.com/turnd/turnd/pkg/auth"
+	"github.com/turnd/turnd/internal/auth"
 )
 
 // uclientTimeout bounds each uclient run; the loads below take a few seconds.

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"github.com/turnd/turnd/internal/testturn"
 	"net"
 	"os"
 	"strconv"
@@ -10,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnd/turnd/internal/testturn"
+
 	"github.com/pion/stun/v4"
 
-	"github.com/turnd/turnd/pkg/auth"
+	"github.com/turnd/turnd/internal/auth"
 )
 
 // drainSignalled sends SIGTERM and checks the first moments of the drain:

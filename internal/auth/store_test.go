@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/turnd/turnd/pkg/auth"
+	"github.com/turnd/turnd/internal/auth"
 )
 
 const realm = "turnd.local"

@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/turnd/turnd/pkg/clientip"
+	"github.com/turnd/turnd/internal/clientip"
 )
 
 // maxPerShard bounds the memory an address flood can claim: past it, full

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/turnd/turnd/pkg/auth"
+	"github.com/turnd/turnd/internal/auth"
 )
 
 // FuzzKeys checks that no username, realm or separator makes Keys panic, and
