@@ -159,7 +159,7 @@ func peekFirstByte(c net.Conn, timeout time.Duration) (byte, error) {
 	return b[0], c.SetReadDeadline(time.Time{})
 }
 
-// sortedListener is one side (plain or TLS) of an sortingPort.
+// sortedListener is one side (plain or TLS) of a sortingPort.
 type sortedListener struct {
 	port *sortingPort
 	ch   chan net.Conn
