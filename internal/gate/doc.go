@@ -31,7 +31,8 @@
 // Every answer and rewrite happens only after the request's MESSAGE-INTEGRITY
 // checks out, so the client sees the real reason, signed (RFC 8489 §9.2).
 // A request the gate cannot verify is charged to its client's rate limit and
-// dropped past it; one whose FINGERPRINT does not match is dropped silently.
+// dropped past it; one whose FINGERPRINT does not match, and a Send indication
+// whose FINGERPRINT does not match, are dropped silently.
 // ChannelData and everything else take a two-byte look and go straight on.
 //
 // The gate decides and remembers (reservations, the pending hand-over

@@ -103,18 +103,21 @@ func (g *Gate) inspect(pkt []byte, src, local net.Addr, r Responder) ([]byte, Ve
 		return nil, Pass, 0
 	}
 	t := wire.Type(pkt)
-	if t&wire.ClassMask != wire.ClassRequest {
+	switch t & wire.ClassMask {
+	case wire.ClassRequest:
+	case wire.ClassIndication:
+		// A Send indication the fast path left (it refuses a bad
+		// FINGERPRINT too) goes to pion, which would relay it regardless.
+		if _, ok := scan(pkt); !ok {
+			return nil, g.badFingerprint(src), 0
+		}
+		return nil, Pass, 0
+	default:
 		return nil, Pass, 0
 	}
 	integrity, fingerprintOK := scan(pkt)
 	if !fingerprintOK {
-		// RFC 8489 §6.3: not a STUN message after all; dropped silently.
-		// It still cost a look, so it is charged like any unverified request.
-		g.limiter.Charge(netaddr.IP(src))
-		if g.hooks.BadFingerprint != nil {
-			g.hooks.BadFingerprint(src)
-		}
-		return nil, Answered, 0
+		return nil, g.badFingerprint(src), 0
 	}
 	p := g.policy.Load()
 	if p.RefuseUnknownMethods && !knownRequest(t) {
@@ -152,6 +155,17 @@ func (g *Gate) unverified(src net.Addr) ([]byte, Verdict, PortRequest) {
 		return nil, Answered, 0
 	}
 	return nil, Pass, 0
+}
+
+// badFingerprint drops a message whose FINGERPRINT does not match: RFC 8489
+// §6.3 says it is not STUN after all. It still cost a look, so it is
+// charged like any unverified request.
+func (g *Gate) badFingerprint(src net.Addr) Verdict {
+	g.limiter.Charge(netaddr.IP(src))
+	if g.hooks.BadFingerprint != nil {
+		g.hooks.BadFingerprint(src)
+	}
+	return Answered
 }
 
 // scan walks a STUN message's attribute headers without decoding: whether

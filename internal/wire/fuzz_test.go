@@ -66,7 +66,9 @@ func seeds(f *testing.F) [][]byte {
 	}
 	bad := append([]byte(nil), out[2]...) // the Allocate success
 	bad[len(bad)-1] ^= 1                  // a FINGERPRINT that does not match
-	return append(out, bad,
+	badSend := append([]byte(nil), out[1]...)
+	badSend[len(badSend)-1] ^= 1
+	return append(out, bad, badSend,
 		[]byte{0x00, 0x16, 0x00, 0x00, 0x21, 0x12, 0xa4, 0x42, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
 		[]byte{0x40, 0x01, 0x00, 0x02, 'h', 'i', 0, 0},
 		[]byte{0x40, 0x01, 0xff, 0xff},
@@ -145,6 +147,20 @@ func checkSend(t *testing.T, pkt []byte, msg *stun.Message, peer netip.AddrPort,
 		}
 	}
 	want := binary.BigEndian.Uint16(pkt) == wire.TypeSendIndication && lastPeer != nil && wellFormed && haveData
+	if msg.Contains(stun.AttrFingerprint) {
+		whole := &stun.Message{Raw: pkt[:wire.HeaderSize+wire.BodyLength(pkt)]}
+		fingerprints := 0
+		for _, a := range msg.Attributes {
+			if a.Type == stun.AttrFingerprint {
+				fingerprints++
+			}
+		}
+		last := msg.Attributes[len(msg.Attributes)-1].Type == stun.AttrFingerprint
+		if fingerprints > 1 || !last || whole.Decode() != nil || len(whole.Attributes) != len(msg.Attributes) {
+			return // pion checks one FINGERPRINT, as the last attribute
+		}
+		want = want && stun.Fingerprint.Check(whole) == nil
+	}
 	if ok != want {
 		t.Fatalf("ParseSend ok %v, pion reads a Send indication %v", ok, want)
 	}

@@ -16,8 +16,9 @@ const (
 // ParseSend reads a Send indication (RFC 8656 §11.2): the peer and the
 // payload. ok is false for anything else or anything malformed: a length
 // past the bytes, a truncated attribute, a bad XOR-PEER-ADDRESS, no
-// XOR-PEER-ADDRESS or no DATA (pion then deals with it). The last of a
-// repeated attribute wins.
+// XOR-PEER-ADDRESS or no DATA (pion then deals with it), or a FINGERPRINT
+// that does not match (RFC 8489 §14.7: not STUN; the gate drops it). The
+// last of a repeated attribute wins.
 //
 // Hot path: one call per Send indication; no allocation.
 func ParseSend(pkt []byte) (peer netip.AddrPort, data []byte, ok bool) {
@@ -38,6 +39,10 @@ func ParseSend(pkt []byte) (peer netip.AddrPort, data []byte, ok bool) {
 			}
 		case AttrData:
 			data, haveData = a.Value(), true
+		case AttrFingerprint:
+			if !FingerprintOK(pkt, &a) {
+				return peer, nil, false
+			}
 		}
 	}
 	return peer, data, havePeer && haveData

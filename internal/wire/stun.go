@@ -32,10 +32,11 @@ const (
 
 // The class bits of a STUN message type (RFC 8489 §5).
 const (
-	ClassMask    = 0x0110
-	ClassRequest = 0x0000
-	ClassSuccess = 0x0100
-	ClassError   = 0x0110
+	ClassMask       = 0x0110
+	ClassRequest    = 0x0000
+	ClassIndication = 0x0010
+	ClassSuccess    = 0x0100
+	ClassError      = 0x0110
 )
 
 // STUN attributes turnd reads or writes (RFC 8489 §14, RFC 8656 §18).
