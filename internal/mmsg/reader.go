@@ -60,9 +60,6 @@ func (r *Reader) Next() (buf []byte, n int, from netip.AddrPort, err error) {
 	return r.bufs[i], int(r.hdrs[i].Len), addrPort(&r.names[i]), nil
 }
 
-// Buffered reports how many received datagrams Next will return without a system call.
-func (r *Reader) Buffered() int { return r.n - r.next }
-
 func (r *Reader) fill() error {
 	r.n, r.next = 0, 0
 	for i := range r.hdrs {

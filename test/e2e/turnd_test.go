@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,17 +31,6 @@ type turnd struct {
 
 	UDP, TCP, TLS string // first listener address of each kind
 	HTTP          string
-}
-
-// startTurnd writes config (a YAML body without log settings) to a file,
-// starts turnd on it and waits for its "turnd serving" line.
-func startTurnd(t *testing.T, config string) *turnd {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "turnd.yaml")
-	if err := os.WriteFile(path, []byte(config+"\nlog: {level: debug, format: json}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return startTurndFile(t, path)
 }
 
 func startTurndFile(t *testing.T, path string) *turnd {
