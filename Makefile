@@ -65,9 +65,10 @@ soak: tools
 
 # Compares turnd with coturn on loopback (about six minutes on a quiet
 # machine; not part of `make test`): prints a table and writes
-# bench/results/latest.json and docs/img/cpu-per-packet.png.
+# bench/results/latest.json and docs/img/cpu-per-packet.png. BENCH_ARGS go to the
+# runner, e.g. BENCH_ARGS="-scenarios relay-40k,saturation -max-bps 80000000".
 bench: build
-	./bench/run.sh
+	./bench/run.sh $(BENCH_ARGS)
 
 clean:
 	rm -rf bin

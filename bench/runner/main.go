@@ -36,6 +36,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	render := fs.String("render", "", "print the tables from an earlier results file and exit")
 	update := fs.Bool("update", false, "replace only the rows of the scenarios run in the existing -out file (after a disturbed run)")
 	keep := fs.Bool("keep", false, "keep the work directory (configs, server logs)")
+	maxBPS := fs.Int64("max-bps", 0, "bandwidth limit per allocation each way, bit/s, given to both servers (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -100,8 +101,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer peer.stop(syscall.SIGTERM)
 
-	e := &env{turnload: *turnloadBin, uclient: *uclientBin, peer: peer, peerPort: peerPort, cpus: runtime.NumCPU(), log: stderr, toolErr: toolErr}
-	res := &Results{Machine: describeMachine(*turndBin, *coturnBin), Started: time.Now().UTC()}
+	e := &env{turnload: *turnloadBin, uclient: *uclientBin, peer: peer, peerPort: peerPort, opts: serverOpts{cpus: runtime.NumCPU(), maxBPS: *maxBPS}, log: stderr, toolErr: toolErr}
+	res := &Results{Machine: describeMachine(*turndBin, *coturnBin), Started: time.Now().UTC(), MaxBPS: *maxBPS}
 	servers := map[string]string{"turnd": *turndBin, "coturn": *coturnBin}
 	failed := false
 	for _, sc := range chosen {
@@ -211,7 +212,7 @@ func attemptOne(ctx context.Context, e *env, sc scenario, kind serverKind, bin, 
 	fmt.Fprintf(e.log, "bench: %s on %s\n", sc.name, kind.name)
 	before := waitQuiet(ctx, e)
 	t0 := time.Now()
-	srv, err := startServer(kind, bin, dir, e.cpus)
+	srv, err := startServer(kind, bin, dir, e.opts)
 	if err != nil {
 		return Row{Scenario: sc.name, Server: kind.name, Command: sc.command, Error: err.Error()}
 	}

@@ -91,7 +91,7 @@ func waitQuiet(ctx context.Context, e *env) float64 {
 		if err != nil {
 			return 0
 		}
-		busy := busyCPUs(a, b, e.cpus)
+		busy := busyCPUs(a, b, e.opts.cpus)
 		if busy <= quietBusyCPUs || time.Now().After(deadline) {
 			if said || busy > quietBusyCPUs {
 				fmt.Fprintf(e.log, "bench:   machine busy %.2f CPUs before start\n", busy)

@@ -12,6 +12,7 @@ type Results struct {
 	Machine Machine   `json:"machine"`
 	Started time.Time `json:"started"`
 	Seconds float64   `json:"seconds"`
+	MaxBPS  int64     `json:"max_bps,omitempty"` // -max-bps, given to both servers
 	Rows    []Row     `json:"rows"`
 	Targets []Target  `json:"targets"`
 }

@@ -16,9 +16,9 @@ type env struct {
 	uclient  string
 	peer     *process // turnutils_peer, uclient's echo
 	peerPort int
-	cpus     int
-	log      io.Writer // progress
-	toolErr  io.Writer // the tools' stderr
+	opts     serverOpts // given to every server started
+	log      io.Writer  // progress
+	toolErr  io.Writer  // the tools' stderr
 }
 
 // scenario runs one load against one server and returns its row (without

@@ -30,7 +30,7 @@ type serverKind struct {
 	name string
 	// argv returns the command line for a server on port, writing any
 	// files it needs into dir.
-	argv func(bin string, port int, dir string, cpus int) ([]string, error)
+	argv func(bin string, port int, dir string, o serverOpts) ([]string, error)
 	// stopSignal ends the server at once: coturn exits on SIGTERM; turnd
 	// drains on SIGTERM and exits at once on SIGQUIT.
 	stopSignal syscall.Signal
@@ -74,13 +74,14 @@ limits:
   user_allocations: 0
   ip_allocations: 0
   connections_per_ip: 0
+  max_bps: %d
 http:
   address: ""
 `
 
-func turndArgv(bin string, port int, dir string, _ int) ([]string, error) {
+func turndArgv(bin string, port int, dir string, o serverOpts) ([]string, error) {
 	cfg := filepath.Join(dir, "turnd.yaml")
-	body := fmt.Sprintf(turndConfig, benchRealm, port, port, minRelay, maxRelay, benchUser, benchPass)
+	body := fmt.Sprintf(turndConfig, benchRealm, port, port, minRelay, maxRelay, benchUser, benchPass, o.maxBPS)
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		return nil, fmt.Errorf("write turnd config: %w", err)
 	}
@@ -91,17 +92,30 @@ func turndArgv(bin string, port int, dir string, _ int) ([]string, error) {
 // its CLI, TLS and DTLS listeners are off, its Prometheus exporter is off
 // by default, and it gets one relay thread per CPU (its default, made
 // explicit).
-func coturnArgv(bin string, port int, dir string, cpus int) ([]string, error) {
-	return []string{bin, "-n",
+func coturnArgv(bin string, port int, dir string, o serverOpts) ([]string, error) {
+	argv := []string{bin, "-n",
 		"--listening-ip=127.0.0.1", "--listening-port=" + strconv.Itoa(port),
 		"--relay-ip=127.0.0.1",
 		"--min-port=" + strconv.Itoa(minRelay), "--max-port=" + strconv.Itoa(maxRelay),
 		"--lt-cred-mech", "--user=" + benchUser + ":" + benchPass, "--realm=" + benchRealm,
 		"--allow-loopback-peers", "--no-tls", "--no-dtls", "--no-cli",
-		"--relay-threads=" + strconv.Itoa(cpus),
+		"--relay-threads=" + strconv.Itoa(o.cpus),
 		"--pidfile=" + filepath.Join(dir, "coturn.pid"),
 		"--log-file=" + filepath.Join(dir, "coturn.log"), "--simple-log",
-	}, nil
+	}
+	if o.maxBPS > 0 {
+		argv = append(argv, "--max-bps="+strconv.FormatInt(o.maxBPS/8, 10)) // coturn counts bytes/s
+	}
+	return argv, nil
+}
+
+// serverOpts is what every server of one run is given alike.
+type serverOpts struct {
+	cpus int
+	// maxBPS is each allocation's bandwidth limit in bit/s each way; 0 is
+	// none. It measures what enforcing a limit costs, with a limit high
+	// enough that the load never meets it.
+	maxBPS int64
 }
 
 // server is one running server.
@@ -113,12 +127,12 @@ type server struct {
 
 // startServer starts a fresh server of kind on a free port and waits until
 // it answers STUN over UDP and accepts TCP.
-func startServer(kind serverKind, bin, dir string, cpus int) (*server, error) {
+func startServer(kind serverKind, bin, dir string, o serverOpts) (*server, error) {
 	port, err := freePort(false)
 	if err != nil {
 		return nil, err
 	}
-	argv, err := kind.argv(bin, port, dir, cpus)
+	argv, err := kind.argv(bin, port, dir, o)
 	if err != nil {
 		return nil, err
 	}
