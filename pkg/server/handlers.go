@@ -10,6 +10,7 @@ import (
 
 	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/edge"
+	"github.com/turnd/turnd/internal/loglimit"
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/pkg/allocation"
 )
@@ -31,9 +32,9 @@ func (s *Server) authenticate(ra *turn.RequestAttributes) (string, []byte, bool)
 		if errors.Is(err, auth.ErrTooLong) {
 			// Says nothing a client could not know (the expiry is in its
 			// username), and tells the operator why a credential fails.
-			if ok, _ := s.authLog.allow(); ok {
+			if held, ok := s.logRate.restTooLong.Allow(); ok {
 				s.log.Warn("REST credential expires further ahead than auth.max_rest_validity",
-					"user", clip(ra.Username), "client", ra.SrcAddr.String())
+					loglimit.Args(held, "user", loglimit.Clip(ra.Username), "client", ra.SrcAddr.String())...)
 			}
 		}
 		return ra.Username, creds.Decoy()[0], true
@@ -107,12 +108,9 @@ func (s *Server) events() turn.EventHandler {
 			defer s.catch("OnAuth")
 			if !ok && method == stun.MethodAllocate.String() {
 				s.obs.AllocationRejected(RejectAuth)
-				if ok, held := s.authLog.allow(); ok {
-					args := []any{"user", clip(username), "client", src.String()}
-					if held > 0 {
-						args = append(args, "suppressed", held)
-					}
-					s.log.Info("allocation refused: bad credentials", args...)
+				if held, ok := s.logRate.badCredentials.Allow(); ok {
+					s.log.Info("allocation refused: bad credentials",
+						loglimit.Args(held, "user", loglimit.Clip(username), "client", src.String())...)
 				}
 			}
 		},

@@ -22,9 +22,6 @@ import (
 	"github.com/turnd/turnd/pkg/peerfilter"
 )
 
-// authLogPerSecond bounds failed-authentication log lines.
-const authLogPerSecond = 10
-
 // Options build a Server.
 type Options struct {
 	Config config.Config
@@ -72,8 +69,8 @@ type Server struct {
 	sockets *edge.Sockets
 
 	lastPanicLog panicClock
-	// authLog bounds "bad credentials" lines, which any client can cause.
-	authLog *logLimit
+	// logRate bounds the log lines a client or a peer can cause.
+	logRate *lineLimits
 	own     ownAddrs
 	alts    *alternates
 
@@ -95,7 +92,7 @@ func New(opts Options) (*Server, error) {
 		obs:       opts.Observer,
 		accepting: opts.Accepting,
 		registry:  opts.Registry,
-		authLog:   newLogLimit(authLogPerSecond, nil),
+		logRate:   newLineLimits(),
 		loops:     newLoopWatch(),
 		closed:    make(chan struct{}),
 		users:     newUserTraffic(cfg.HTTP.MetricsUsers),

@@ -1,0 +1,34 @@
+package server
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/turnd/turnd/internal/loglimit"
+)
+
+// lineLimits holds one limiter per kind of line a client or a peer can
+// cause (internal/loglimit): each kind passes loglimit.PerSecond lines a
+// second whatever the other kinds do, and the metrics count every event.
+// Lines the operator or the process causes are written unlimited.
+type lineLimits struct {
+	clock atomic.Pointer[func() time.Time] // a test's clock; nil: time.Now
+
+	badCredentials *loglimit.Limiter // 401 to an Allocate
+	restTooLong    *loglimit.Limiter // a REST credential past auth.max_rest_validity
+}
+
+func newLineLimits() *lineLimits {
+	l := &lineLimits{}
+	kind := func() *loglimit.Limiter { return loglimit.New(loglimit.PerSecond, l.now) }
+	l.badCredentials = kind()
+	l.restTooLong = kind()
+	return l
+}
+
+func (l *lineLimits) now() time.Time {
+	if f := l.clock.Load(); f != nil {
+		return (*f)()
+	}
+	return time.Now()
+}
