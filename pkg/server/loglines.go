@@ -16,6 +16,7 @@ type lineLimits struct {
 
 	badCredentials *loglimit.Limiter // 401 to an Allocate
 	restTooLong    *loglimit.Limiter // a REST credential past auth.max_rest_validity
+	proxy          *loglimit.Kinds   // PROXY protocol refusals, a kind per reason
 }
 
 func newLineLimits() *lineLimits {
@@ -23,6 +24,7 @@ func newLineLimits() *lineLimits {
 	kind := func() *loglimit.Limiter { return loglimit.New(loglimit.PerSecond, l.now) }
 	l.badCredentials = kind()
 	l.restTooLong = kind()
+	l.proxy = loglimit.NewKinds(loglimit.PerSecond, l.now)
 	return l
 }
 

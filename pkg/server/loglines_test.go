@@ -1,0 +1,80 @@
+package server_test
+
+import (
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/turnd/turnd/pkg/server"
+)
+
+// lineLog records every log line's message and attributes.
+type lineLog struct {
+	mu    sync.Mutex
+	lines []logLine
+}
+
+type logLine struct {
+	msg   string
+	attrs map[string]string
+}
+
+func (l *lineLog) logger() *slog.Logger {
+	return slog.New(hookLog(func(rec slog.Record) {
+		line := logLine{msg: rec.Message, attrs: map[string]string{}}
+		rec.Attrs(func(a slog.Attr) bool { line.attrs[a.Key] = a.Value.String(); return true })
+		l.mu.Lock()
+		l.lines = append(l.lines, line)
+		l.mu.Unlock()
+	}))
+}
+
+// matching returns the lines whose message contains part.
+func (l *lineLog) matching(part string) []logLine {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []logLine
+	for _, line := range l.lines {
+		if strings.Contains(line.msg, part) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// frozenClock stops the clock of s's log limits; the returned function
+// moves it on by d.
+func frozenClock(s *server.Server) (advance func(d time.Duration)) {
+	var ns atomic.Int64
+	ns.Store(time.Unix(1000, 0).UnixNano())
+	s.SetLogClock(func() time.Time { return time.Unix(0, ns.Load()) })
+	return func(d time.Duration) { ns.Add(int64(d)) }
+}
+
+// wantBounded checks that the lines containing part number
+// LogLinesPerSecond, the most one frozen second lets through, although
+// events were many more.
+func wantBounded(t *testing.T, log *lineLog, part string, events int) {
+	t.Helper()
+	if n := len(log.matching(part)); n != server.LogLinesPerSecond {
+		t.Fatalf("%d events in one second made %d %q lines, want %d", events, n, part, server.LogLinesPerSecond)
+	}
+}
+
+// wantSuppressed checks that the last line containing part says how many
+// lines were held back.
+func wantSuppressed(t *testing.T, log *lineLog, part string, held int) {
+	t.Helper()
+	lines := log.matching(part)
+	if len(lines) == 0 {
+		t.Fatalf("no %q line", part)
+	}
+	last := lines[len(lines)-1]
+	if got := last.attrs["suppressed"]; got != strconv.Itoa(held) {
+		t.Fatalf("the next second's %q line %v: suppressed=%q, want %d", part, last, got, held)
+	}
+}
