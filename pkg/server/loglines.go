@@ -17,6 +17,7 @@ type lineLimits struct {
 	badCredentials *loglimit.Limiter // 401 to an Allocate
 	restTooLong    *loglimit.Limiter // a REST credential past auth.max_rest_validity
 	proxy          *loglimit.Kinds   // PROXY protocol refusals, a kind per reason
+	pion           *loglimit.Kinds   // pion's own lines, a kind per format string
 }
 
 func newLineLimits() *lineLimits {
@@ -25,6 +26,7 @@ func newLineLimits() *lineLimits {
 	l.badCredentials = kind()
 	l.restTooLong = kind()
 	l.proxy = loglimit.NewKinds(loglimit.PerSecond, l.now)
+	l.pion = loglimit.NewKinds(loglimit.PerSecond, l.now)
 	return l
 }
 

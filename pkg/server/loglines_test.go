@@ -14,8 +14,9 @@ import (
 
 // lineLog records every log line's message and attributes.
 type lineLog struct {
-	mu    sync.Mutex
-	lines []logLine
+	mu      sync.Mutex
+	lines   []logLine
+	changed chan struct{} // coalesced wake-up after every line
 }
 
 type logLine struct {
@@ -29,8 +30,40 @@ func (l *lineLog) logger() *slog.Logger {
 		rec.Attrs(func(a slog.Attr) bool { line.attrs[a.Key] = a.Value.String(); return true })
 		l.mu.Lock()
 		l.lines = append(l.lines, line)
+		select {
+		case l.wake() <- struct{}{}:
+		default:
+		}
 		l.mu.Unlock()
 	}))
+}
+
+// wake returns the notification channel; l.mu is held.
+func (l *lineLog) wake() chan struct{} {
+	if l.changed == nil {
+		l.changed = make(chan struct{}, 1)
+	}
+	return l.changed
+}
+
+// waitMatching waits until n lines contain part and returns them.
+func (l *lineLog) waitMatching(t *testing.T, part string, n int) []logLine {
+	t.Helper()
+	timer := time.NewTimer(waitTimeout)
+	defer timer.Stop()
+	for {
+		l.mu.Lock()
+		ch := l.wake()
+		l.mu.Unlock()
+		if got := l.matching(part); len(got) >= n {
+			return got
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			t.Fatalf("%d %q lines, want %d", len(l.matching(part)), part, n)
+		}
+	}
 }
 
 // matching returns the lines whose message contains part.

@@ -204,7 +204,7 @@ func (s *Server) startTURN(cfg config.Config) error {
 	t, err := turn.NewServer(turn.ServerConfig{
 		PacketConnConfigs:  pcs,
 		ListenerConfigs:    lcs,
-		LoggerFactory:      pionLoggers{log: s.log},
+		LoggerFactory:      pionLoggers{log: s.log, kinds: s.logRate.pion},
 		Realm:              cfg.Realm,
 		AuthHandler:        s.authenticate,
 		QuotaHandler:       s.admit,
