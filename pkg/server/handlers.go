@@ -58,18 +58,25 @@ func (s *Server) admit(userID, _ string, src net.Addr) bool {
 	defer s.catch("quota handler") // refuses: 486
 	if !s.accepting() {
 		s.obs.AllocationRejected(RejectDraining)
-		s.log.Info("allocation refused: draining", "user", userID, "client", src.String())
+		if held, ok := s.logRate.draining.Allow(); ok {
+			s.log.Info("allocation refused: draining", loglimit.Args(held, "user", userID, "client", src.String())...)
+		}
 		return false
 	}
 	ip := netaddr.IP(src)
 	if s.overCapacity() {
 		s.obs.AllocationRejected(RejectBandwidth)
-		s.log.Info("allocation refused: limits.total_bps reached", "user", userID, "client", src.String())
+		if held, ok := s.logRate.totalBPS.Allow(); ok {
+			s.log.Info("allocation refused: limits.total_bps reached",
+				loglimit.Args(held, "user", userID, "client", src.String())...)
+		}
 		return false
 	}
 	if err := s.registry.Admit(userID, ip); err != nil {
 		s.obs.AllocationRejected(RejectQuota)
-		s.log.Info("allocation refused", "user", userID, "client", src.String(), "reason", err)
+		if held, ok := s.logRate.quota.Allow(); ok {
+			s.log.Info("allocation refused", loglimit.Args(held, "user", userID, "client", src.String(), "reason", err)...)
+		}
 		return false
 	}
 	return true
@@ -83,7 +90,9 @@ func (s *Server) permit(client net.Addr, peer net.IP) bool {
 		return true
 	}
 	s.obs.PermissionRejected(RejectPeerDenied)
-	s.log.Info("peer refused", "client", client.String(), "peer", peer)
+	if held, ok := s.logRate.peerRefused.Allow(); ok {
+		s.log.Info("peer refused", loglimit.Args(held, "client", client.String(), "peer", peer)...)
+	}
 	return false
 }
 
@@ -142,6 +151,7 @@ func (s *Server) events() turn.EventHandler {
 				}
 			}
 			s.obs.AllocationCreated(t)
+			// A record, not limited: the allocation rate (quotas, credentials) bounds it.
 			s.log.Info("allocation created", "user", userID, "client", src.String(), "transport", t.String(),
 				"relay", relayAddr.String(), "dont_fragment", df, "allocations", s.registry.Count())
 		},
@@ -160,8 +170,10 @@ func (s *Server) events() turn.EventHandler {
 			if err := s.relay.BindChannel(relayAddr, peer, number, false); err != nil {
 				s.log.Warn("channel not mirrored to the fast path", "relay", relayAddr.String(), "err", err)
 			}
-			s.log.Debug("channel bound", "client", src.String(), "relay", relayAddr.String(),
-				"peer", peer.String(), "channel", number)
+			if held, ok := s.logRate.channelBound.Allow(); ok {
+				s.log.Debug("channel bound", loglimit.Args(held, "client", src.String(), "relay", relayAddr.String(),
+					"peer", peer.String(), "channel", number)...)
+			}
 		},
 		OnChannelDeleted: func(_, _ net.Addr, _, _, _ string, relayAddr, peer net.Addr, number uint16) {
 			defer s.catch("OnChannelDeleted")

@@ -46,8 +46,9 @@ func (l *lineLog) wake() chan struct{} {
 	return l.changed
 }
 
-// waitMatching waits until n lines contain part and returns them.
-func (l *lineLog) waitMatching(t *testing.T, part string, n int) []logLine {
+// wait waits until lines (a selection such as l.matching) returns at
+// least n lines, and returns them.
+func (l *lineLog) wait(t *testing.T, n int, what string, lines func() []logLine) []logLine {
 	t.Helper()
 	timer := time.NewTimer(waitTimeout)
 	defer timer.Stop()
@@ -55,24 +56,34 @@ func (l *lineLog) waitMatching(t *testing.T, part string, n int) []logLine {
 		l.mu.Lock()
 		ch := l.wake()
 		l.mu.Unlock()
-		if got := l.matching(part); len(got) >= n {
+		if got := lines(); len(got) >= n {
 			return got
 		}
 		select {
 		case <-ch:
 		case <-timer.C:
-			t.Fatalf("%d %q lines, want %d", len(l.matching(part)), part, n)
+			t.Fatalf("%d %q lines, want %d", len(lines()), what, n)
 		}
 	}
 }
 
-// matching returns the lines whose message contains part.
-func (l *lineLog) matching(part string) []logLine {
+// matching returns the lines whose message is msg.
+func (l *lineLog) matching(msg string) []logLine {
+	return l.selected(func(m string) bool { return m == msg })
+}
+
+// containing returns the lines whose message contains part (pion's, which
+// are formatted).
+func (l *lineLog) containing(part string) []logLine {
+	return l.selected(func(m string) bool { return strings.Contains(m, part) })
+}
+
+func (l *lineLog) selected(pick func(msg string) bool) []logLine {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []logLine
 	for _, line := range l.lines {
-		if strings.Contains(line.msg, part) {
+		if pick(line.msg) {
 			out = append(out, line)
 		}
 	}
@@ -88,26 +99,24 @@ func frozenClock(s *server.Server) (advance func(d time.Duration)) {
 	return func(d time.Duration) { ns.Add(int64(d)) }
 }
 
-// wantBounded checks that the lines containing part number
-// LogLinesPerSecond, the most one frozen second lets through, although
-// events were many more.
-func wantBounded(t *testing.T, log *lineLog, part string, events int) {
+// wantBounded checks that lines, of one kind, number LogLinesPerSecond (the
+// most one frozen second lets through) although events were many more.
+func wantBounded(t *testing.T, lines []logLine, what string, events int) {
 	t.Helper()
-	if n := len(log.matching(part)); n != server.LogLinesPerSecond {
-		t.Fatalf("%d events in one second made %d %q lines, want %d", events, n, part, server.LogLinesPerSecond)
+	if n := len(lines); n != server.LogLinesPerSecond {
+		t.Fatalf("%d events in one second made %d %q lines, want %d", events, n, what, server.LogLinesPerSecond)
 	}
 }
 
-// wantSuppressed checks that the last line containing part says how many
-// lines were held back.
-func wantSuppressed(t *testing.T, log *lineLog, part string, held int) {
+// wantSuppressed checks that the last of lines says how many lines of its
+// kind were held back before it.
+func wantSuppressed(t *testing.T, lines []logLine, what string, held int) {
 	t.Helper()
-	lines := log.matching(part)
 	if len(lines) == 0 {
-		t.Fatalf("no %q line", part)
+		t.Fatalf("no %q line", what)
 	}
 	last := lines[len(lines)-1]
 	if got := last.attrs["suppressed"]; got != strconv.Itoa(held) {
-		t.Fatalf("the next second's %q line %v: suppressed=%q, want %d", part, last, got, held)
+		t.Fatalf("the next second's %q line %v: suppressed=%q, want %d", what, last, got, held)
 	}
 }

@@ -267,13 +267,14 @@ func TestProxyRefusalLinesAreBounded(t *testing.T) {
 	if got := obs.waitProxyRefused(t, conns); len(got) != conns {
 		t.Fatalf("%d refusals counted, want %d", len(got), conns)
 	}
-	wantBounded(t, &log, "connection refused: proxy protocol", conns)
+	const line = "connection refused: proxy protocol"
+	wantBounded(t, log.matching(line), line, conns)
 
 	if err := send("127.0.0.1", []byte("PROXY TCP4 not-an-ip 127.0.0.1 1 2\r\n")); err != nil {
 		t.Fatal(err)
 	}
 	obs.waitProxyRefused(t, conns+1)
-	lines := log.matching("connection refused: proxy protocol")
+	lines := log.matching(line)
 	if last := lines[len(lines)-1]; last.attrs["reason"] != server.ProxyMalformed {
 		t.Fatalf("a malformed header during a flood of untrusted ones was not logged: last line %v", last)
 	}
@@ -283,5 +284,5 @@ func TestProxyRefusalLinesAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	obs.waitProxyRefused(t, conns+2)
-	wantSuppressed(t, &log, "connection refused: proxy protocol", conns-server.LogLinesPerSecond)
+	wantSuppressed(t, log.matching(line), line, conns-server.LogLinesPerSecond)
 }

@@ -330,11 +330,10 @@ func TestInboundPeerWithoutPermissionLinesAreBounded(t *testing.T) {
 	for range conns {
 		knock()
 	}
-	log.waitMatching(t, line, server.LogLinesPerSecond)
-	wantBounded(t, &log, line, conns)
+	lines := func() []logLine { return log.containing(line) }
+	wantBounded(t, log.wait(t, server.LogLinesPerSecond, line, lines), line, conns)
 
 	advance(time.Second)
 	knock()
-	log.waitMatching(t, line, server.LogLinesPerSecond+1)
-	wantSuppressed(t, &log, line, conns-server.LogLinesPerSecond)
+	wantSuppressed(t, log.wait(t, server.LogLinesPerSecond+1, line, lines), line, conns-server.LogLinesPerSecond)
 }

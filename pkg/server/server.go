@@ -15,6 +15,7 @@ import (
 	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/gate"
+	"github.com/turnd/turnd/internal/loglimit"
 	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
@@ -68,7 +69,6 @@ type Server struct {
 	// sockets are the client-facing sockets, bound by the edge.
 	sockets *edge.Sockets
 
-	lastPanicLog panicClock
 	// logRate bounds the log lines a client or a peer can cause.
 	logRate *lineLimits
 	own     ownAddrs
@@ -133,15 +133,21 @@ func New(opts Options) (*Server, error) {
 		TCPRefused: func(string) { s.obs.AllocationRejected(RejectTCPDisabled) },
 		ReservationRefused: func(user string) {
 			s.obs.AllocationRejected(RejectQuota)
-			s.log.Info("allocation refused: too many port reservations", "user", user)
+			if held, ok := s.logRate.reservations.Allow(); ok {
+				s.log.Info("allocation refused: too many port reservations", loglimit.Args(held, "user", user)...)
+			}
 		},
 		PeerRefused: func(user string, peer net.IP) {
 			s.obs.PermissionRejected(RejectPeerDenied)
-			s.log.Info("peer refused", "user", user, "peer", peer)
+			if held, ok := s.logRate.peerRefused.Allow(); ok {
+				s.log.Info("peer refused", loglimit.Args(held, "user", user, "peer", peer)...)
+			}
 		},
 		CapacityRefused: func(user string) {
 			s.obs.PermissionRejected(RejectBindingsCapacity)
-			s.log.Info("permission, channel or connect refused: allocation at its cap", "user", user)
+			if held, ok := s.logRate.capacity.Allow(); ok {
+				s.log.Info("permission, channel or connect refused: allocation at its cap", loglimit.Args(held, "user", user)...)
+			}
 		},
 		RateLimited:    func(net.Addr) { s.obs.RequestDropped(DropRateLimited) },
 		BadFingerprint: func(net.Addr) { s.obs.RequestDropped(DropBadFingerprint) },
