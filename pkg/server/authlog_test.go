@@ -80,7 +80,7 @@ func TestUnknownUserLooksLikeAWrongPassword(t *testing.T) {
 }
 
 // TestFailedAuthLogIsBounded: a client-chosen username is cut in the log,
-// and a burst of refusals makes at most AuthLogPerSecond lines per second,
+// and a burst of refusals makes at most LogLinesPerSecond lines per second,
 // the next line saying how many were held back.
 func TestFailedAuthLogIsBounded(t *testing.T) {
 	var log refusals
@@ -89,7 +89,7 @@ func TestFailedAuthLogIsBounded(t *testing.T) {
 	s := start(t, opts)
 	var mu sync.Mutex
 	now := time.Unix(1000, 0)
-	s.SetAuthLogClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	s.SetLogClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
 
 	long := dialAs(t, s, "udp", strings.Repeat("u", 500), "x")
 	if code := testturn.ErrorCode(long.Allocate()); code != 401 {
@@ -107,15 +107,15 @@ func TestFailedAuthLogIsBounded(t *testing.T) {
 			t.Fatalf("wrong password answered %d", code)
 		}
 	}
-	if n := len(log.take()); n != server.AuthLogPerSecond-1 {
-		t.Fatalf("%d refusals in one second made %d lines, want %d", burst, n, server.AuthLogPerSecond-1)
+	if n := len(log.take()); n != server.LogLinesPerSecond-1 {
+		t.Fatalf("%d refusals in one second made %d lines, want %d", burst, n, server.LogLinesPerSecond-1)
 	}
 	mu.Lock()
 	now = now.Add(time.Second)
 	mu.Unlock()
 	c.Allocate()
 	lines = log.take()
-	held := burst - (server.AuthLogPerSecond - 1)
+	held := burst - (server.LogLinesPerSecond - 1)
 	if len(lines) != 1 || lines[0]["suppressed"] != strconv.Itoa(held) {
 		t.Fatalf("next second's line %v, want suppressed=%d", lines, held)
 	}

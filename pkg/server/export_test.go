@@ -3,6 +3,7 @@ package server
 import (
 	"time"
 
+	"github.com/turnd/turnd/internal/loglimit"
 	"github.com/turnd/turnd/pkg/config"
 )
 
@@ -13,15 +14,13 @@ func (s *Server) Config() config.Config { return *s.cfg.Load() }
 // every SO_REUSEPORT group.
 func (s *Server) UDPSocketCount() int { return len(s.sockets.UDP) }
 
-// SetAuthLogClock makes the failed-authentication log limit read now.
-func (s *Server) SetAuthLogClock(now func() time.Time) {
-	s.authLog.mu.Lock()
-	s.authLog.now = now
-	s.authLog.mu.Unlock()
-}
+// SetLogClock makes the limits of the lines clients and peers can cause
+// read now.
+func (s *Server) SetLogClock(now func() time.Time) { s.logRate.clock.Store(&now) }
 
-// AuthLogPerSecond is the failed-authentication log limit.
-const AuthLogPerSecond = authLogPerSecond
+// LogLinesPerSecond is how many lines of one kind a client or a peer can
+// cause in a second.
+const LogLinesPerSecond = loglimit.PerSecond
 
 // BreakUDPSocket closes the first client-facing UDP socket under pion's read
 // loop, as a failing socket would end it.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/edge"
+	"github.com/turnd/turnd/internal/loglimit"
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/pkg/allocation"
 )
@@ -31,9 +32,9 @@ func (s *Server) authenticate(ra *turn.RequestAttributes) (string, []byte, bool)
 		if errors.Is(err, auth.ErrTooLong) {
 			// Says nothing a client could not know (the expiry is in its
 			// username), and tells the operator why a credential fails.
-			if ok, _ := s.authLog.allow(); ok {
+			if held, ok := s.logRate.restTooLong.Allow(); ok {
 				s.log.Warn("REST credential expires further ahead than auth.max_rest_validity",
-					"user", clip(ra.Username), "client", ra.SrcAddr.String())
+					loglimit.Args(held, "user", loglimit.Clip(ra.Username), "client", ra.SrcAddr.String())...)
 			}
 		}
 		return ra.Username, creds.Decoy()[0], true
@@ -57,18 +58,25 @@ func (s *Server) admit(userID, _ string, src net.Addr) bool {
 	defer s.catch("quota handler") // refuses: 486
 	if !s.accepting() {
 		s.obs.AllocationRejected(RejectDraining)
-		s.log.Info("allocation refused: draining", "user", userID, "client", src.String())
+		if held, ok := s.logRate.draining.Allow(); ok {
+			s.log.Info("allocation refused: draining", loglimit.Args(held, "user", userID, "client", src.String())...)
+		}
 		return false
 	}
 	ip := netaddr.IP(src)
 	if s.overCapacity() {
 		s.obs.AllocationRejected(RejectBandwidth)
-		s.log.Info("allocation refused: limits.total_bps reached", "user", userID, "client", src.String())
+		if held, ok := s.logRate.totalBPS.Allow(); ok {
+			s.log.Info("allocation refused: limits.total_bps reached",
+				loglimit.Args(held, "user", userID, "client", src.String())...)
+		}
 		return false
 	}
 	if err := s.registry.Admit(userID, ip); err != nil {
 		s.obs.AllocationRejected(RejectQuota)
-		s.log.Info("allocation refused", "user", userID, "client", src.String(), "reason", err)
+		if held, ok := s.logRate.quota.Allow(); ok {
+			s.log.Info("allocation refused", loglimit.Args(held, "user", userID, "client", src.String(), "reason", err)...)
+		}
 		return false
 	}
 	return true
@@ -82,7 +90,9 @@ func (s *Server) permit(client net.Addr, peer net.IP) bool {
 		return true
 	}
 	s.obs.PermissionRejected(RejectPeerDenied)
-	s.log.Info("peer refused", "client", client.String(), "peer", peer)
+	if held, ok := s.logRate.peerRefused.Allow(); ok {
+		s.log.Info("peer refused", loglimit.Args(held, "client", client.String(), "peer", peer)...)
+	}
 	return false
 }
 
@@ -107,12 +117,9 @@ func (s *Server) events() turn.EventHandler {
 			defer s.catch("OnAuth")
 			if !ok && method == stun.MethodAllocate.String() {
 				s.obs.AllocationRejected(RejectAuth)
-				if ok, held := s.authLog.allow(); ok {
-					args := []any{"user", clip(username), "client", src.String()}
-					if held > 0 {
-						args = append(args, "suppressed", held)
-					}
-					s.log.Info("allocation refused: bad credentials", args...)
+				if held, ok := s.logRate.badCredentials.Allow(); ok {
+					s.log.Info("allocation refused: bad credentials",
+						loglimit.Args(held, "user", loglimit.Clip(username), "client", src.String())...)
 				}
 			}
 		},
@@ -144,6 +151,7 @@ func (s *Server) events() turn.EventHandler {
 				}
 			}
 			s.obs.AllocationCreated(t)
+			// A record, not limited: the allocation rate (quotas, credentials) bounds it.
 			s.log.Info("allocation created", "user", userID, "client", src.String(), "transport", t.String(),
 				"relay", relayAddr.String(), "dont_fragment", df, "allocations", s.registry.Count())
 		},
@@ -162,8 +170,10 @@ func (s *Server) events() turn.EventHandler {
 			if err := s.relay.BindChannel(relayAddr, peer, number, false); err != nil {
 				s.log.Warn("channel not mirrored to the fast path", "relay", relayAddr.String(), "err", err)
 			}
-			s.log.Debug("channel bound", "client", src.String(), "relay", relayAddr.String(),
-				"peer", peer.String(), "channel", number)
+			if held, ok := s.logRate.channelBound.Allow(); ok {
+				s.log.Debug("channel bound", loglimit.Args(held, "client", src.String(), "relay", relayAddr.String(),
+					"peer", peer.String(), "channel", number)...)
+			}
 		},
 		OnChannelDeleted: func(_, _ net.Addr, _, _, _ string, relayAddr, peer net.Addr, number uint16) {
 			defer s.catch("OnChannelDeleted")

@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/turnd/turnd/internal/edge"
+	"github.com/turnd/turnd/internal/loglimit"
 	"github.com/turnd/turnd/pkg/config"
 )
 
@@ -58,7 +59,9 @@ func (s *Server) proxyOptions(cfg config.Config) (*edge.Proxy, error) {
 		Listeners: pp.Listeners,
 		Refused: func(reason string, from net.Addr) {
 			s.obs.ProxyRefused(reason)
-			s.log.Info("connection refused: proxy protocol", "reason", reason, "from", from.String())
+			if held, ok := s.logRate.proxy.Of(reason).Allow(); ok {
+				s.log.Info("connection refused: proxy protocol", loglimit.Args(held, "reason", reason, "from", from.String())...)
+			}
 		},
 	}
 	for _, str := range pp.Trusted {

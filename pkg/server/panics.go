@@ -2,13 +2,9 @@ package server
 
 import (
 	"fmt"
-	"sync/atomic"
-	"time"
-)
 
-// panicLogEvery bounds panic log lines: one hostile packet repeated at line
-// rate must not turn into a log flood; the metric counts every one.
-const panicLogEvery = time.Second
+	"github.com/turnd/turnd/internal/loglimit"
+)
 
 // panicked reports a panic recovered while handling one packet.
 func (s *Server) panicked(v any) { s.recovered("packet", v) }
@@ -23,18 +19,12 @@ func (s *Server) catch(where string) {
 	}
 }
 
-// recovered counts a recovered panic and logs it, at most once per
-// panicLogEvery.
+// recovered counts a recovered panic and logs it, at most once a second:
+// one hostile packet repeated at line rate must not turn into a log flood.
 func (s *Server) recovered(where string, v any) {
 	s.obs.PanicRecovered()
-	now := time.Now().UnixNano()
-	last := s.lastPanicLog.Load()
-	if now-last < int64(panicLogEvery) || !s.lastPanicLog.CompareAndSwap(last, now) {
-		return
+	if held, ok := s.logRate.panics.Allow(); ok {
+		s.log.Error("recovered from a panic; that request or packet was dropped, serving goes on",
+			loglimit.Args(held, "in", where, "panic", fmt.Sprint(v))...)
 	}
-	s.log.Error("recovered from a panic; that request or packet was dropped, serving goes on",
-		"in", where, "panic", fmt.Sprint(v))
 }
-
-// panicClock is the last time a panic was logged, in Unix nanoseconds.
-type panicClock = atomic.Int64

@@ -2,9 +2,11 @@ package server_test
 
 import (
 	"crypto/tls"
+	"fmt"
 	"net"
 	"net/netip"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -210,4 +212,77 @@ func stunBinding(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return m.Raw
+}
+
+// TestProxyRefusalLinesAreBounded: connections from a source that is not
+// trusted, each sending a PROXY header, make at most LogLinesPerSecond
+// lines in a second while the metric counts every refusal; the next
+// second's line says how many were held back, and a refusal of another
+// kind (a malformed header from the trusted proxy) is logged meanwhile.
+func TestProxyRefusalLinesAreBounded(t *testing.T) {
+	const conns, workers = 2000, 4
+	obs := &fakeObserver{}
+	var log lineLog
+	opts := proxiedOptions(t)
+	opts.Observer, opts.Logger = obs, log.logger()
+	s := start(t, opts)
+	advance := frozenClock(s)
+	addr := tcpAddr(t, s)
+	header := []byte("PROXY TCP4 192.0.2.1 127.0.0.1 1 2\r\n")
+
+	// send connects from, writes b and waits until turnd closes the connection.
+	send := func(from string, b []byte) error {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: waitTimeout}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if _, err := c.Write(b); err != nil {
+			return err
+		}
+		_ = c.SetReadDeadline(time.Now().Add(waitTimeout))
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			return fmt.Errorf("from %s: connection still open", from)
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Go(func() {
+			for range conns / workers {
+				if err := send("127.0.0.7", header); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got := obs.waitProxyRefused(t, conns); len(got) != conns {
+		t.Fatalf("%d refusals counted, want %d", len(got), conns)
+	}
+	const line = "connection refused: proxy protocol"
+	wantBounded(t, log.matching(line), line, conns)
+
+	if err := send("127.0.0.1", []byte("PROXY TCP4 not-an-ip 127.0.0.1 1 2\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	obs.waitProxyRefused(t, conns+1)
+	lines := log.matching(line)
+	if last := lines[len(lines)-1]; last.attrs["reason"] != server.ProxyMalformed {
+		t.Fatalf("a malformed header during a flood of untrusted ones was not logged: last line %v", last)
+	}
+
+	advance(time.Second)
+	if err := send("127.0.0.7", header); err != nil {
+		t.Fatal(err)
+	}
+	obs.waitProxyRefused(t, conns+2)
+	wantSuppressed(t, log.matching(line), line, conns-server.LogLinesPerSecond)
 }

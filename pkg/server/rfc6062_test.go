@@ -295,3 +295,45 @@ func connectID(t *testing.T, c *testturn.Client, peer net.Addr) []byte {
 	}
 	return id
 }
+
+// TestInboundPeerWithoutPermissionLinesAreBounded: a host without
+// permission that connects to a TCP allocation's relay port again and
+// again is closed each time, and makes at most LogLinesPerSecond lines
+// in a second; the next second's line says how many were held back.
+func TestInboundPeerWithoutPermissionLinesAreBounded(t *testing.T) {
+	const conns = 500
+	var log lineLog
+	opts := testOptions()
+	opts.Logger = log.logger()
+	s := start(t, opts)
+	advance := frozenClock(s)
+	c := dial(t, s, "tcp")
+	resp := c.AllocateTCP()
+	wantCode(t, c, resp, 0, "tcp allocation")
+	relay := testturn.Relayed(t, resp)
+	relayAddr := (&net.TCPAddr{IP: relay.IP, Port: relay.Port}).String()
+
+	// knock connects to the relay port and waits until turnd closes it.
+	knock := func() {
+		t.Helper()
+		peer, err := net.DialTimeout("tcp4", relayAddr, waitTimeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer peer.Close()
+		_ = peer.SetReadDeadline(time.Now().Add(waitTimeout))
+		if _, err := peer.Read(make([]byte, 1)); err == nil {
+			t.Fatal("a peer without permission was not closed")
+		}
+	}
+	const line = "no permission for inbound peer"
+	for range conns {
+		knock()
+	}
+	lines := func() []logLine { return log.containing(line) }
+	wantBounded(t, log.wait(t, server.LogLinesPerSecond, line, lines), line, conns)
+
+	advance(time.Second)
+	knock()
+	wantSuppressed(t, log.wait(t, server.LogLinesPerSecond+1, line, lines), line, conns-server.LogLinesPerSecond)
+}

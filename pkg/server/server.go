@@ -15,15 +15,13 @@ import (
 	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/gate"
+	"github.com/turnd/turnd/internal/loglimit"
 	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/peerfilter"
 )
-
-// authLogPerSecond bounds failed-authentication log lines.
-const authLogPerSecond = 10
 
 // Options build a Server.
 type Options struct {
@@ -71,9 +69,8 @@ type Server struct {
 	// sockets are the client-facing sockets, bound by the edge.
 	sockets *edge.Sockets
 
-	lastPanicLog panicClock
-	// authLog bounds "bad credentials" lines, which any client can cause.
-	authLog *logLimit
+	// logRate bounds the log lines a client or a peer can cause.
+	logRate *lineLimits
 	own     ownAddrs
 	alts    *alternates
 
@@ -95,7 +92,7 @@ func New(opts Options) (*Server, error) {
 		obs:       opts.Observer,
 		accepting: opts.Accepting,
 		registry:  opts.Registry,
-		authLog:   newLogLimit(authLogPerSecond, nil),
+		logRate:   newLineLimits(),
 		loops:     newLoopWatch(),
 		closed:    make(chan struct{}),
 		users:     newUserTraffic(cfg.HTTP.MetricsUsers),
@@ -136,15 +133,21 @@ func New(opts Options) (*Server, error) {
 		TCPRefused: func(string) { s.obs.AllocationRejected(RejectTCPDisabled) },
 		ReservationRefused: func(user string) {
 			s.obs.AllocationRejected(RejectQuota)
-			s.log.Info("allocation refused: too many port reservations", "user", user)
+			if held, ok := s.logRate.reservations.Allow(); ok {
+				s.log.Info("allocation refused: too many port reservations", loglimit.Args(held, "user", user)...)
+			}
 		},
 		PeerRefused: func(user string, peer net.IP) {
 			s.obs.PermissionRejected(RejectPeerDenied)
-			s.log.Info("peer refused", "user", user, "peer", peer)
+			if held, ok := s.logRate.peerRefused.Allow(); ok {
+				s.log.Info("peer refused", loglimit.Args(held, "user", user, "peer", peer)...)
+			}
 		},
 		CapacityRefused: func(user string) {
 			s.obs.PermissionRejected(RejectBindingsCapacity)
-			s.log.Info("permission, channel or connect refused: allocation at its cap", "user", user)
+			if held, ok := s.logRate.capacity.Allow(); ok {
+				s.log.Info("permission, channel or connect refused: allocation at its cap", loglimit.Args(held, "user", user)...)
+			}
 		},
 		RateLimited:    func(net.Addr) { s.obs.RequestDropped(DropRateLimited) },
 		BadFingerprint: func(net.Addr) { s.obs.RequestDropped(DropBadFingerprint) },
@@ -207,7 +210,7 @@ func (s *Server) startTURN(cfg config.Config) error {
 	t, err := turn.NewServer(turn.ServerConfig{
 		PacketConnConfigs:  pcs,
 		ListenerConfigs:    lcs,
-		LoggerFactory:      pionLoggers{log: s.log},
+		LoggerFactory:      pionLoggers{log: s.log, kinds: s.logRate.pion},
 		Realm:              cfg.Realm,
 		AuthHandler:        s.authenticate,
 		QuotaHandler:       s.admit,

@@ -35,6 +35,7 @@ func endReason(info allocation.Info, src net.Addr) string {
 
 // logUsage writes the allocation's usage record: one line with who used
 // which relay, for how long, how much, and why it ended.
+// Never limited: billing needs every record, and the allocation rate bounds them.
 func (s *Server) logUsage(info allocation.Info, u traffic.Usage, reason string) {
 	s.users.add(info.User, u) // for http.metrics_users
 	s.log.Info("allocation deleted", "user", info.User, "client", addrText(info.Client),

@@ -1,0 +1,49 @@
+package server
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/turnd/turnd/internal/loglimit"
+)
+
+// lineLimits holds one limiter per kind of line a client or a peer can
+// cause (internal/loglimit): each kind passes loglimit.PerSecond lines a
+// second whatever the other kinds do, and the metrics count every event.
+// Lines the operator or the process causes are written unlimited.
+type lineLimits struct {
+	clock atomic.Pointer[func() time.Time] // a test's clock; nil: time.Now
+
+	badCredentials *loglimit.Limiter // 401 to an Allocate
+	restTooLong    *loglimit.Limiter // a REST credential past auth.max_rest_validity
+	draining       *loglimit.Limiter // 486 to an Allocate while draining
+	totalBPS       *loglimit.Limiter // 486 at limits.total_bps
+	quota          *loglimit.Limiter // 486 at an allocation quota
+	reservations   *loglimit.Limiter // 486 past the port reservations per user
+	peerRefused    *loglimit.Limiter // 403 to a permission, channel or connect to a denied peer
+	capacity       *loglimit.Limiter // 508 past a per-allocation cap
+	channelBound   *loglimit.Limiter // a debug line per channel
+	panics         *loglimit.Limiter // a recovered panic: one a second
+	proxy          *loglimit.Kinds   // PROXY protocol refusals, a kind per reason
+	pion           *loglimit.Kinds   // pion's own lines, a kind per format string
+}
+
+func newLineLimits() *lineLimits {
+	l := &lineLimits{}
+	kind := func() *loglimit.Limiter { return loglimit.New(loglimit.PerSecond, l.now) }
+	l.badCredentials = kind()
+	l.restTooLong = kind()
+	l.draining, l.totalBPS, l.quota, l.reservations = kind(), kind(), kind(), kind()
+	l.peerRefused, l.capacity, l.channelBound = kind(), kind(), kind()
+	l.panics = loglimit.New(1, l.now)
+	l.proxy = loglimit.NewKinds(loglimit.PerSecond, l.now)
+	l.pion = loglimit.NewKinds(loglimit.PerSecond, l.now)
+	return l
+}
+
+func (l *lineLimits) now() time.Time {
+	if f := l.clock.Load(); f != nil {
+		return (*f)()
+	}
+	return time.Now()
+}
