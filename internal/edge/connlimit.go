@@ -10,8 +10,9 @@ import (
 // Reasons a TCP or TLS connection is refused on accept, as Listen.Refused
 // hears them.
 const (
-	RefuseConnectionsPerIP = "per_ip" // limits.connections_per_ip
-	RefuseConnections      = "total"  // limits.connections
+	RefuseConnectionsPerIP = "per_ip"     // limits.connections_per_ip
+	RefuseConnections      = "total"      // limits.connections
+	RefuseFiveTuple        = "five_tuple" // a live connection holds the 5-tuple a PROXY header announced
 )
 
 // ConnLimits are the caps on open client TCP and TLS connections; zero

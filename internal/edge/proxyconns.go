@@ -10,8 +10,9 @@ import (
 // trackProxied is track for a listener behind PROXY-protocol proxies: a
 // connection from a trusted proxy is booked against the total cap only at
 // accept, since its client is not known yet; rebook books the client's
-// address against the per-IP cap once the header has named it. Otherwise
-// every client behind one proxy would share the proxy's per-IP cap.
+// address against the per-IP cap, and claims its 5-tuple, once the header
+// has named it. Otherwise every client behind one proxy would share the
+// proxy's per-IP cap.
 func (s *streamConns) trackProxied(ln net.Listener, fromProxy func(net.Addr) bool) net.Listener {
 	return &trackedListener{Listener: ln, set: s, fromProxy: fromProxy}
 }
@@ -25,17 +26,27 @@ func (s *streamConns) admitFromProxy() (refused string) {
 	return ""
 }
 
-// rebook books c against the per-IP cap of the client its PROXY header
-// named, or returns why it must be closed.
-func (s *streamConns) rebook(c *trackedConn, client *net.TCPAddr) (refused string) {
-	ip := clientip.Key(client.AddrPort().Addr())
+// rebook books c, a trusted proxy's connection, as the connection admit
+// made of it (as): its 5-tuple, and the per-IP cap of the client a PROXY
+// header named (a LOCAL header, a proxy's health check, keeps the proxy's
+// own address and counts no client). A direct client on the same port was
+// booked in full at accept. It returns why c must be closed.
+func (s *streamConns) rebook(c *trackedConn, as net.Conn) (refused string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.conns[c]; !ok {
-		return "" // closed meanwhile; Close released what it held
+	if _, ok := s.conns[c]; !ok || c.claimed {
+		return "" // closed meanwhile (Close released what it held), or booked at accept
 	}
+	pc, proxied := as.(*proxiedConn)
+	if !proxied {
+		return s.claim(c, as.RemoteAddr())
+	}
+	ip := clientip.Key(pc.client.AddrPort().Addr())
 	if l := s.limits.Load(); l != nil && l.PerIP > 0 && s.perIP[ip] >= l.PerIP {
 		return RefuseConnectionsPerIP
+	}
+	if refused := s.claim(c, pc.client); refused != "" {
+		return refused
 	}
 	if s.perIP == nil {
 		s.perIP = make(map[netip.Addr]int)

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // listenTCP binds a TCP listener whose connections join conns; with cfg it
@@ -44,6 +46,7 @@ type streamConns struct {
 	mu     sync.Mutex
 	conns  map[*trackedConn]struct{}
 	perIP  map[netip.Addr]int
+	held   map[netaddr.FiveTuple]struct{} // the 5-tuples live connections hold (claim)
 	closed bool
 
 	limits atomic.Pointer[ConnLimits] // nil: none; replaced by a reload
@@ -64,7 +67,7 @@ func (s *streamConns) closeTracked() {
 	for c := range s.conns {
 		conns = append(conns, c.Conn) // the raw conn: trackedConn.Close would take s.mu again
 	}
-	s.conns, s.perIP, s.closed = nil, nil, true
+	s.conns, s.perIP, s.held, s.closed = nil, nil, nil, true
 	s.mu.Unlock()
 	_ = closeAll(conns)
 }
@@ -93,8 +96,10 @@ func (l *trackedListener) Accept() (net.Conn, error) {
 		if !closed {
 			if l.fromProxy != nil && l.fromProxy(c.RemoteAddr()) {
 				refused = l.set.admitFromProxy()
-			} else {
-				tc.ip, refused = l.set.admitConn(c.RemoteAddr())
+			} else if tc.ip, refused = l.set.admitConn(c.RemoteAddr()); refused == "" {
+				if refused = l.set.claim(tc, c.RemoteAddr()); refused != "" {
+					l.set.releaseConn(tc.ip)
+				}
 			}
 			if refused == "" {
 				if l.set.conns == nil {
@@ -123,6 +128,10 @@ type trackedConn struct {
 	net.Conn
 	set *streamConns
 	ip  netip.Addr
+	// tuple is the 5-tuple the connection holds, once claimed: at accept
+	// for a direct client, after its header for a proxy's connection.
+	tuple   netaddr.FiveTuple
+	claimed bool
 }
 
 // SyscallConn exposes the TCP socket, so the edge and the relay can read
@@ -139,6 +148,7 @@ func (c *trackedConn) Close() error {
 	if _, ok := c.set.conns[c]; ok { // once, however often Close is called
 		delete(c.set.conns, c)
 		c.set.releaseConn(c.ip)
+		c.set.unclaim(c)
 	}
 	c.set.mu.Unlock()
 	return c.Conn.Close()

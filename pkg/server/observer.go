@@ -31,6 +31,7 @@ const (
 const (
 	RefuseConnectionsPerIP = edge.RefuseConnectionsPerIP // limits.connections_per_ip
 	RefuseConnections      = edge.RefuseConnections      // limits.connections
+	RefuseFiveTuple        = edge.RefuseFiveTuple        // a PROXY header announced a live connection's 5-tuple
 )
 
 // Reasons a stream connection is closed at the PROXY protocol step
