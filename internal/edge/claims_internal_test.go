@@ -3,6 +3,7 @@ package edge
 import (
 	"net"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -68,18 +69,21 @@ func TestClaimsFollowTheConnections(t *testing.T) {
 		t.Fatal("second header for a held 5-tuple not refused")
 	}
 
-	held := func() (tuples, ips int) {
+	held := func() (tuples int, counted []int) {
 		s.streams.mu.Lock()
 		defer s.streams.mu.Unlock()
-		return len(s.streams.held), len(s.streams.perIP)
+		for _, ip := range []string{"127.0.0.7", "198.51.100.1", "127.0.0.1"} {
+			counted = append(counted, s.streams.clients.Host(netip.MustParseAddr(ip)))
+		}
+		return len(s.streams.held), counted
 	}
-	if tuples, ips := held(); tuples != 3 || ips != 2 {
-		t.Errorf("with three connections open: %d 5-tuples held, %d addresses counted; want 3 and 2 (a LOCAL connection counts no address)", tuples, ips)
+	if tuples, counted := held(); tuples != 3 || !slices.Equal(counted, []int{1, 1, 0}) {
+		t.Errorf("with three connections open: %d 5-tuples held, per-IP counts %v; want 3 and [1 1 0] (a LOCAL connection counts no client)", tuples, counted)
 	}
 	for _, c := range accepted {
 		_ = c.Close()
 	}
-	if tuples, ips := held(); tuples != 0 || ips != 0 {
-		t.Errorf("with every connection closed: %d 5-tuples held, %d addresses counted; want none", tuples, ips)
+	if tuples, counted := held(); tuples != 0 || !slices.Equal(counted, []int{0, 0, 0}) {
+		t.Errorf("with every connection closed: %d 5-tuples held, per-IP counts %v; want none", tuples, counted)
 	}
 }

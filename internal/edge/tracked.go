@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/turnd/turnd/internal/clientip"
 	"github.com/turnd/turnd/internal/netaddr"
 )
 
@@ -43,11 +44,11 @@ func closeAll[T interface{ Close() error }](xs []T) error {
 // being served (a new Allocate would still succeed, with a fresh relay
 // socket) until the client hung up. Close ends them through this set.
 type streamConns struct {
-	mu     sync.Mutex
-	conns  map[*trackedConn]struct{}
-	perIP  map[netip.Addr]int
-	held   map[netaddr.FiveTuple]struct{} // the 5-tuples live connections hold (claim)
-	closed bool
+	mu      sync.Mutex
+	conns   map[*trackedConn]struct{}
+	clients clientip.Counts                // connections booked per client and per network
+	held    map[netaddr.FiveTuple]struct{} // the 5-tuples live connections hold (claim)
+	closed  bool
 
 	limits atomic.Pointer[ConnLimits] // nil: none; replaced by a reload
 	// refused is told of each connection closed on accept, with the reason.
@@ -67,7 +68,7 @@ func (s *streamConns) closeTracked() {
 	for c := range s.conns {
 		conns = append(conns, c.Conn) // the raw conn: trackedConn.Close would take s.mu again
 	}
-	s.conns, s.perIP, s.held, s.closed = nil, nil, nil, true
+	s.conns, s.clients, s.held, s.closed = nil, clientip.Counts{}, nil, true
 	s.mu.Unlock()
 	_ = closeAll(conns)
 }
@@ -127,7 +128,7 @@ func (l *trackedListener) Accept() (net.Conn, error) {
 type trackedConn struct {
 	net.Conn
 	set *streamConns
-	ip  netip.Addr
+	ip  netip.Addr // booked against the per-client caps; the zero Addr for none
 	// tuple is the 5-tuple the connection holds, once claimed: at accept
 	// for a direct client, after its header for a proxy's connection.
 	tuple   netaddr.FiveTuple
