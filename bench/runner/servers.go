@@ -51,9 +51,10 @@ func serverKinds() []serverKind {
 // socket per CPU, like coturn's relay threads. The per-IP limit on requests
 // without credentials is off: every load generator here is 127.0.0.1, so it
 // would throttle the benchmark itself (each client's first Allocate is
-// unsigned), and coturn has no such limit. So are the per-user, per-IP and
-// per-IP connection quotas: one user from one address makes every
-// allocation here, as coturn (unlimited by default) lets it.
+// unsigned), and coturn has no such limit. So are the per-user, per-IP,
+// per-prefix and per-IP and per-prefix connection quotas: one user from one
+// address makes every allocation here, as coturn (unlimited by default)
+// lets it.
 const turndConfig = `# Written by bench/runner for one benchmark run.
 realm: %s
 listen:
@@ -73,7 +74,9 @@ limits:
   unauthenticated_rate: 0
   user_allocations: 0
   ip_allocations: 0
+  prefix_allocations: 0
   connections_per_ip: 0
+  connections_per_prefix: 0
   max_bps: %d
 http:
   address: ""

@@ -2,16 +2,16 @@ package edge
 
 import (
 	"net"
-	"net/netip"
 
-	"github.com/turnd/turnd/internal/clientip"
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // trackProxied is track for a listener behind PROXY-protocol proxies: a
 // connection from a trusted proxy is booked against the total cap only at
 // accept, since its client is not known yet; rebook books the client's
-// address against the per-IP cap once the header has named it. Otherwise
-// every client behind one proxy would share the proxy's per-IP cap.
+// address against the per-IP and per-prefix caps, and claims its 5-tuple,
+// once the header has named it. Otherwise every client behind one proxy
+// would share the proxy's caps.
 func (s *streamConns) trackProxied(ln net.Listener, fromProxy func(net.Addr) bool) net.Listener {
 	return &trackedListener{Listener: ln, set: s, fromProxy: fromProxy}
 }
@@ -25,22 +25,30 @@ func (s *streamConns) admitFromProxy() (refused string) {
 	return ""
 }
 
-// rebook books c against the per-IP cap of the client its PROXY header
-// named, or returns why it must be closed.
-func (s *streamConns) rebook(c *trackedConn, client *net.TCPAddr) (refused string) {
-	ip := clientip.Key(client.AddrPort().Addr())
+// rebook books c, a trusted proxy's connection, as the connection admit
+// made of it (as): its 5-tuple, and the per-IP and per-prefix caps of the
+// client a PROXY header named (a LOCAL header, a proxy's health check,
+// keeps the proxy's own address and counts no client). A direct client on
+// the same port was booked in full at accept. It returns why c must be
+// closed.
+func (s *streamConns) rebook(c *trackedConn, as net.Conn) (refused string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.conns[c]; !ok {
-		return "" // closed meanwhile; Close released what it held
+	if _, ok := s.conns[c]; !ok || c.claimed {
+		return "" // closed meanwhile (Close released what it held), or booked at accept
 	}
-	if l := s.limits.Load(); l != nil && l.PerIP > 0 && s.perIP[ip] >= l.PerIP {
-		return RefuseConnectionsPerIP
+	pc, proxied := as.(*proxiedConn)
+	if !proxied {
+		return s.claim(c, as.RemoteAddr())
 	}
-	if s.perIP == nil {
-		s.perIP = make(map[netip.Addr]int)
+	ip := netaddr.IP(pc.client)
+	if refused := s.perClientCap(ip); refused != "" {
+		return refused
 	}
-	s.perIP[ip]++
+	if refused := s.claim(c, pc.client); refused != "" {
+		return refused
+	}
+	s.clients.Add(ip)
 	c.ip = ip
 	return ""
 }

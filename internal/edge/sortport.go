@@ -86,8 +86,8 @@ func (p *sortingPort) sort(c net.Conn) {
 		if c, ok = p.proxy.admit(c); !ok {
 			return
 		}
-		if pc, proxied := c.(*proxiedConn); proxied && tc != nil {
-			if refused := tc.set.rebook(tc, pc.client); refused != "" {
+		if tc != nil {
+			if refused := tc.set.rebook(tc, c); refused != "" {
 				if tc.set.refused != nil {
 					tc.set.refused(refused)
 				}

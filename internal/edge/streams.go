@@ -12,6 +12,8 @@ import (
 // streamTable remembers the live TCP/TLS client connections by 5-tuple, so
 // that the server can give a new allocation's relay the connection to
 // answer its client on. Entries come and go with connections, never per packet.
+// Sockets admit one live connection per 5-tuple (streamConns.claim), so an
+// entry is never replaced while its connection lives.
 type streamTable struct {
 	mu sync.Mutex
 	m  map[netaddr.FiveTuple]*streamConn

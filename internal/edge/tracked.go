@@ -9,6 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/turnd/turnd/internal/clientip"
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // listenTCP binds a TCP listener whose connections join conns; with cfg it
@@ -41,10 +44,11 @@ func closeAll[T interface{ Close() error }](xs []T) error {
 // being served (a new Allocate would still succeed, with a fresh relay
 // socket) until the client hung up. Close ends them through this set.
 type streamConns struct {
-	mu     sync.Mutex
-	conns  map[*trackedConn]struct{}
-	perIP  map[netip.Addr]int
-	closed bool
+	mu      sync.Mutex
+	conns   map[*trackedConn]struct{}
+	clients clientip.Counts                // connections booked per client and per network
+	held    map[netaddr.FiveTuple]struct{} // the 5-tuples live connections hold (claim)
+	closed  bool
 
 	limits atomic.Pointer[ConnLimits] // nil: none; replaced by a reload
 	// refused is told of each connection closed on accept, with the reason.
@@ -64,7 +68,7 @@ func (s *streamConns) closeTracked() {
 	for c := range s.conns {
 		conns = append(conns, c.Conn) // the raw conn: trackedConn.Close would take s.mu again
 	}
-	s.conns, s.perIP, s.closed = nil, nil, true
+	s.conns, s.clients, s.held, s.closed = nil, clientip.Counts{}, nil, true
 	s.mu.Unlock()
 	_ = closeAll(conns)
 }
@@ -93,8 +97,10 @@ func (l *trackedListener) Accept() (net.Conn, error) {
 		if !closed {
 			if l.fromProxy != nil && l.fromProxy(c.RemoteAddr()) {
 				refused = l.set.admitFromProxy()
-			} else {
-				tc.ip, refused = l.set.admitConn(c.RemoteAddr())
+			} else if tc.ip, refused = l.set.admitConn(c.RemoteAddr()); refused == "" {
+				if refused = l.set.claim(tc, c.RemoteAddr()); refused != "" {
+					l.set.releaseConn(tc.ip)
+				}
 			}
 			if refused == "" {
 				if l.set.conns == nil {
@@ -122,7 +128,11 @@ func (l *trackedListener) Accept() (net.Conn, error) {
 type trackedConn struct {
 	net.Conn
 	set *streamConns
-	ip  netip.Addr
+	ip  netip.Addr // booked against the per-client caps; the zero Addr for none
+	// tuple is the 5-tuple the connection holds, once claimed: at accept
+	// for a direct client, after its header for a proxy's connection.
+	tuple   netaddr.FiveTuple
+	claimed bool
 }
 
 // SyscallConn exposes the TCP socket, so the edge and the relay can read
@@ -139,6 +149,7 @@ func (c *trackedConn) Close() error {
 	if _, ok := c.set.conns[c]; ok { // once, however often Close is called
 		delete(c.set.conns, c)
 		c.set.releaseConn(c.ip)
+		c.set.unclaim(c)
 	}
 	c.set.mu.Unlock()
 	return c.Conn.Close()

@@ -101,6 +101,16 @@ func dialFrom(t *testing.T, d net.Dialer, network, from, addr, user, pass string
 	return &Client{t: t, conn: conn, stream: network == "tcp", user: user, pass: pass}
 }
 
+// Over is a client on conn, a connection the test set up itself (one that
+// starts with a PROXY protocol header, or a socket made in a network
+// namespace); a UDP socket, or a TCP or TLS stream. It is closed when the
+// test ends.
+func Over(t *testing.T, conn net.Conn, user, pass string) *Client {
+	t.Cleanup(func() { conn.Close() })
+	_, datagrams := conn.(net.PacketConn)
+	return &Client{t: t, conn: conn, stream: !datagrams, user: user, pass: pass}
+}
+
 // LocalAddr is the client's own address, which the server should see.
 func (c *Client) LocalAddr() net.Addr { return c.conn.LocalAddr() }
 

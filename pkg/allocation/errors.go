@@ -9,4 +9,7 @@ var (
 	ErrUserQuota = errors.New("user allocation quota reached")
 	// ErrIPQuota means the client's IP address already holds limits.ip_allocations allocations.
 	ErrIPQuota = errors.New("per-address allocation quota reached")
+	// ErrPrefixQuota means the client's network (an IPv4 /24, an IPv6 /48)
+	// already holds limits.prefix_allocations allocations.
+	ErrPrefixQuota = errors.New("per-prefix allocation quota reached")
 )

@@ -38,6 +38,10 @@ type Limits struct {
 	Total   int
 	PerUser int
 	PerIP   int // per client address: an IPv4 address, an IPv6 /64 (clientip.Key)
+	// PerPrefix is per client network, an IPv4 /24 or IPv6 /48
+	// (clientip.PrefixKey), so that one network's many hosts cannot hold
+	// every relay port between them.
+	PerPrefix int
 }
 
 // Registry mirrors pion's allocation tables. It is safe for concurrent use;
@@ -47,7 +51,7 @@ type Registry struct {
 	mu          sync.Mutex
 	live        map[netaddr.FiveTuple]Info
 	perUser     map[string]int
-	perIP       map[netip.Addr]int
+	clients     clientip.Counts // per client address and per network
 	byTransport [numTransports]int
 
 	count   atomic.Int64
@@ -60,7 +64,6 @@ func NewRegistry(l Limits) *Registry {
 	r := &Registry{
 		live:    make(map[netaddr.FiveTuple]Info),
 		perUser: make(map[string]int),
-		perIP:   make(map[netip.Addr]int),
 		changed: make(chan struct{}, 1),
 	}
 	r.SetLimits(l)
@@ -86,6 +89,9 @@ func (r *Registry) Admit(user string, ip netip.Addr) error {
 	if l.PerIP > 0 && r.IPCount(ip) >= l.PerIP {
 		return ErrIPQuota
 	}
+	if l.PerPrefix > 0 && r.PrefixCount(ip) >= l.PerPrefix {
+		return ErrPrefixQuota
+	}
 	return nil
 }
 
@@ -94,7 +100,15 @@ func (r *Registry) Admit(user string, ip netip.Addr) error {
 func (r *Registry) IPCount(ip netip.Addr) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.perIP[clientip.Key(ip)]
+	return r.clients.Host(ip)
+}
+
+// PrefixCount returns how many live allocations clients in ip's network
+// (clientip.PrefixKey) hold.
+func (r *Registry) PrefixCount(ip netip.Addr) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.clients.Network(ip)
 }
 
 // Add records a new allocation. A second Add for the same 5-tuple replaces
@@ -107,7 +121,7 @@ func (r *Registry) Add(info Info) {
 	}
 	r.live[k] = info
 	r.perUser[info.User]++
-	r.perIP[clientip.Key(netaddr.IP(info.Client))]++
+	r.clients.Add(netaddr.IP(info.Client))
 	if info.Transport < numTransports {
 		r.byTransport[info.Transport]++
 	}
@@ -133,19 +147,15 @@ func (r *Registry) Remove(client, server net.Addr) (Info, bool) {
 	return info, ok
 }
 
-// forget undoes the per-user and per-transport counts of info; r.mu is held.
+// forget undoes the per-user, per-address and per-transport counts of
+// info; r.mu is held.
 func (r *Registry) forget(info Info) {
 	if n := r.perUser[info.User] - 1; n > 0 {
 		r.perUser[info.User] = n
 	} else {
 		delete(r.perUser, info.User)
 	}
-	ip := clientip.Key(netaddr.IP(info.Client))
-	if n := r.perIP[ip] - 1; n > 0 {
-		r.perIP[ip] = n
-	} else {
-		delete(r.perIP, ip)
-	}
+	r.clients.Remove(netaddr.IP(info.Client))
 	if info.Transport < numTransports {
 		r.byTransport[info.Transport]--
 	}

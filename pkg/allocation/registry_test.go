@@ -93,6 +93,43 @@ func TestRegistryPerIPQuotaIPv6Slash64(t *testing.T) {
 	}
 }
 
+// TestRegistryPerPrefixQuota: the /64s of one IPv6 /48, and the addresses
+// of one IPv4 /24, share one aggregate quota above the per-address one;
+// another network is not counted with them, and a release frees its share.
+func TestRegistryPerPrefixQuota(t *testing.T) {
+	r := NewRegistry(Limits{PerIP: 2, PerPrefix: 3})
+	addr := func(s string) net.Addr { return &net.UDPAddr{IP: net.ParseIP(s), Port: 1} }
+	for _, c := range []string{"2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:ff00::1"} {
+		if err := r.Admit("a", netip.MustParseAddr(c)); err != nil {
+			t.Fatalf("allocation from %s under the quotas: %v", c, err)
+		}
+		r.Add(Info{Client: addr(c), Server: udp(3478), User: "a"})
+	}
+	if err := r.Admit("a", netip.MustParseAddr("2001:db8:1:ffff::1")); !errors.Is(err, ErrPrefixQuota) {
+		t.Fatalf("fourth allocation from a fresh /64 of the same /48: %v, want ErrPrefixQuota", err)
+	}
+	if err := r.Admit("a", netip.MustParseAddr("2001:db8:2::1")); err != nil {
+		t.Fatalf("another /48 refused: %v", err)
+	}
+	if n := r.PrefixCount(netip.MustParseAddr("2001:db8:1:abcd::1")); n != 3 {
+		t.Fatalf("the /48 counts %d, want 3", n)
+	}
+	r.Remove(addr("2001:db8:1:ff00::1"), udp(3478))
+	if err := r.Admit("a", netip.MustParseAddr("2001:db8:1:ffff::1")); err != nil {
+		t.Fatalf("after a release the /48 refused: %v", err)
+	}
+
+	for _, c := range []string{"192.0.2.1", "192.0.2.2", "192.0.2.3"} {
+		r.Add(Info{Client: addr(c), Server: udp(3478), User: "a"})
+	}
+	if err := r.Admit("a", netip.MustParseAddr("::ffff:192.0.2.200")); !errors.Is(err, ErrPrefixQuota) {
+		t.Fatalf("fourth allocation from the same IPv4 /24: %v, want ErrPrefixQuota", err)
+	}
+	if err := r.Admit("a", netip.MustParseAddr("192.0.3.1")); err != nil {
+		t.Fatalf("the next /24 refused: %v", err)
+	}
+}
+
 func TestRegistryReAddSameFiveTupleKeepsCounts(t *testing.T) {
 	r := NewRegistry(Limits{})
 	r.Add(Info{Client: udp(1), Server: udp(2), User: "a"})

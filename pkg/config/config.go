@@ -164,6 +164,12 @@ type Limits struct {
 	// /64 (one host's share). Default 256 (room for an office behind one NAT
 	// address); 0 means unlimited.
 	IPAllocations int `yaml:"ip_allocations"`
+	// PrefixAllocations caps live allocations per client IPv4 /24 or IPv6
+	// /48 together (one network's share), so that one network's many
+	// addresses cannot hold the relay range between them. Default 2048 (an
+	// eighth of the default relay range); 0 means unlimited. Must be 0 or
+	// at least ip_allocations.
+	PrefixAllocations int `yaml:"prefix_allocations"`
 	// PermissionsPerAllocation caps the peers one allocation may permit;
 	// more are answered 508. Default 64; 0 means unlimited.
 	PermissionsPerAllocation int `yaml:"permissions_per_allocation"`
@@ -183,6 +189,12 @@ type Limits struct {
 	// IPv4 address or IPv6 /64 (one host's share); more are closed as they
 	// are accepted. Default 128; 0 means unlimited.
 	ConnectionsPerIP int `yaml:"connections_per_ip"`
+	// ConnectionsPerPrefix caps open TCP and TLS client connections per
+	// client IPv4 /24 or IPv6 /48 together (one network's share), so that
+	// one network's many addresses cannot take every connection slot.
+	// Default 2048 (an eighth of connections); 0 means unlimited. Must be 0
+	// or at least connections_per_ip.
+	ConnectionsPerPrefix int `yaml:"connections_per_prefix"`
 	// Connections caps open TCP and TLS client connections in all, so they
 	// cannot take the file descriptors relay sockets need. Default 16384;
 	// 0 means unlimited.

@@ -31,7 +31,9 @@ func Default() Config {
 
 			UserAllocations:          128,
 			IPAllocations:            256,
+			PrefixAllocations:        2048,
 			ConnectionsPerIP:         128,
+			ConnectionsPerPrefix:     2048,
 			Connections:              16384,
 			PermissionsPerAllocation: 64,
 			ChannelsPerAllocation:    64,

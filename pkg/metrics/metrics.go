@@ -53,7 +53,7 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 		}, []string{"reason"}),
 		connRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "turnd_connections_refused_total",
-			Help: "TCP and TLS client connections closed on accept, by cap reached (per_ip: limits.connections_per_ip, total: limits.connections).",
+			Help: "TCP and TLS client connections closed on accept, by cap reached (per_ip: limits.connections_per_ip, per_prefix: limits.connections_per_prefix, total: limits.connections) or five_tuple (a PROXY header announced a live connection's 5-tuple).",
 		}, []string{"reason"}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "turnd_panics_recovered_total",
@@ -89,8 +89,9 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 	m.permRejected.WithLabelValues("capacity")
 	m.dropped.WithLabelValues("rate_limited")
 	m.dropped.WithLabelValues("bad_fingerprint")
-	m.connRefused.WithLabelValues("per_ip")
-	m.connRefused.WithLabelValues("total")
+	for _, r := range []string{"per_ip", "per_prefix", "total", "five_tuple"} {
+		m.connRefused.WithLabelValues(r)
+	}
 	for _, r := range []string{"untrusted", "missing", "malformed", "timeout"} {
 		m.proxyRefused.WithLabelValues(r)
 	}

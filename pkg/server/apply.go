@@ -155,9 +155,10 @@ func defaultLifetime(cfg config.Config) time.Duration {
 }
 
 // AllocationLimits are the allocation quotas cfg sets (limits.total_allocations,
-// user_allocations, ip_allocations), as the registry applies them.
+// user_allocations, ip_allocations, prefix_allocations), as the registry applies them.
 func AllocationLimits(cfg config.Config) allocation.Limits {
 	return allocation.Limits{
 		Total: cfg.Limits.TotalAllocations, PerUser: cfg.Limits.UserAllocations, PerIP: cfg.Limits.IPAllocations,
+		PerPrefix: cfg.Limits.PrefixAllocations,
 	}
 }

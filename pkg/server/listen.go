@@ -44,9 +44,11 @@ func (s *Server) bind(cfg config.Config) error {
 	return err
 }
 
-// connLimits are limits.connections_per_ip and limits.connections.
+// connLimits are limits.connections_per_ip, connections_per_prefix and
+// connections.
 func connLimits(cfg config.Config) edge.ConnLimits {
-	return edge.ConnLimits{PerIP: cfg.Limits.ConnectionsPerIP, Total: cfg.Limits.Connections}
+	l := cfg.Limits
+	return edge.ConnLimits{PerIP: l.ConnectionsPerIP, PerPrefix: l.ConnectionsPerPrefix, Total: l.Connections}
 }
 
 // proxyOptions are listen.proxy_protocol's, nil when no listener has it.

@@ -29,8 +29,10 @@ const (
 
 // Reasons a TCP or TLS connection is refused on accept (ConnectionRefused).
 const (
-	RefuseConnectionsPerIP = edge.RefuseConnectionsPerIP // limits.connections_per_ip
-	RefuseConnections      = edge.RefuseConnections      // limits.connections
+	RefuseConnectionsPerIP     = edge.RefuseConnectionsPerIP     // limits.connections_per_ip
+	RefuseConnectionsPerPrefix = edge.RefuseConnectionsPerPrefix // limits.connections_per_prefix
+	RefuseConnections          = edge.RefuseConnections          // limits.connections
+	RefuseFiveTuple            = edge.RefuseFiveTuple            // a PROXY header announced a live connection's 5-tuple
 )
 
 // Reasons a stream connection is closed at the PROXY protocol step

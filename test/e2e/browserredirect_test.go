@@ -1,20 +1,15 @@
 package e2e
 
 import (
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/turnd/turnd/internal/testcert"
 	"github.com/turnd/turnd/internal/testturn"
@@ -36,9 +31,7 @@ func TestBrowserRedirect(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		t.Skip("chromium not installed: scripts/install-test-tools.sh installs Debian's chromium package")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root (ip netns add); CI runs this test as root")
-	}
+	requireNetns(t)
 	ns := addBrowserNetns(t)
 
 	// One certificate for both, trusted by its key: the browser checks the
@@ -105,69 +98,22 @@ func TestBrowserRedirect(t *testing.T) {
 	}
 }
 
-// browserNetns is a network namespace with loopback and a veth pair whose
+// addBrowserNetns makes a namespace with loopback and a veth pair whose
 // ends carry hostA and hostB.
-type browserNetns string
-
-// addBrowserNetns makes the namespace and deletes it at cleanup, whatever
-// the test's outcome; processes started in it later are stopped first
-// (cleanups run last-in first-out).
-func addBrowserNetns(t *testing.T) browserNetns {
+func addBrowserNetns(t *testing.T) netns {
 	t.Helper()
-	name := fmt.Sprintf("turnd-browser-%d", os.Getpid())
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-	}
-	ip("netns", "add", name)
-	t.Cleanup(func() {
-		if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
-			t.Errorf("ip netns del %s: %v: %s", name, err, out)
-		}
-	})
-	ip("-n", name, "link", "set", "lo", "up")
+	ns := addNetns(t, "turnd-browser")
 	// Both ends stay in the namespace: its names never touch the host's.
-	ip("-n", name, "link", "add", "tb0", "type", "veth", "peer", "name", "tb1")
+	ns.ip(t, "link", "add", "tb0", "type", "veth", "peer", "name", "tb1")
 	for dev, addr := range map[string]string{"tb0": hostA + "/24", "tb1": hostB + "/24"} {
-		ip("-n", name, "addr", "add", addr, "dev", dev)
-		ip("-n", name, "link", "set", dev, "up")
+		ns.ip(t, "addr", "add", addr, "dev", dev)
+		ns.ip(t, "link", "set", dev, "up")
 	}
-	return browserNetns(name)
-}
-
-// do runs fn on an OS thread switched into the namespace; sockets fn opens
-// stay in it. The thread is never unlocked, so the runtime discards it.
-func (ns browserNetns) do(fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		f, err := os.Open("/run/netns/" + string(ns))
-		if err != nil {
-			errc <- fmt.Errorf("open netns: %w", err)
-			return
-		}
-		defer f.Close()
-		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-			errc <- fmt.Errorf("setns %s: %w", ns, err)
-			return
-		}
-		errc <- fn()
-	}()
-	return <-errc
-}
-
-// startIn runs turnd on cfg inside the namespace. `ip netns exec` execs
-// turnd, so the PID the harness signals is turnd's.
-func startIn(t *testing.T, ns browserNetns, cfg config.Config) *turnd {
-	t.Helper()
-	p, _ := launch(t, writeConfig(t, cfg), launchOptions{wrapper: []string{"ip", "netns", "exec", string(ns)}})
-	return p
+	return ns
 }
 
 // newBrowserIn starts Chromium inside the namespace on a page served there.
-func newBrowserIn(t *testing.T, ns browserNetns, trustSPKI string) *browser {
+func newBrowserIn(t *testing.T, ns netns, trustSPKI string) *browser {
 	t.Helper()
 	var ln net.Listener
 	if err := ns.do(func() (err error) { ln, err = net.Listen("tcp", "127.0.0.1:0"); return err }); err != nil {
