@@ -202,3 +202,44 @@ func TestDisconnectEndpoint(t *testing.T) {
 		t.Fatalf("disconnect asked %v", asked)
 	}
 }
+
+// TestSessionsOffsetPastTheEnd: an offset at or past the last allocation,
+// up to the largest int, answers an empty page with no next_offset, where
+// offset+limit would overflow into a negative one.
+func TestSessionsOffsetPastTheEnd(t *testing.T) {
+	var asked []string
+	api, _ := adminAPI(t, 5, &asked)
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	for _, tc := range []struct {
+		query string
+		want  int // sessions on the page
+	}{
+		{"offset=6", 0}, {"offset=7&limit=1000", 0}, {"offset=9223372036854775807", 0},
+		{"offset=9223372036854775807&limit=1000", 0}, {"offset=9223372036854775000&limit=1000", 0},
+		{"offset=4&limit=9223372036854775807", 2},
+	} {
+		q := tc.query
+		req, err := http.NewRequest("GET", srv.URL+"/sessions?"+q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page httpapi.SessionPage
+		err = json.NewDecoder(resp.Body).Decode(&page)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || err != nil {
+			t.Fatalf("GET /sessions?%s: %d (%v)", q, resp.StatusCode, err)
+		}
+		if page.NextOffset != nil {
+			t.Errorf("GET /sessions?%s: next_offset %d, want none", q, *page.NextOffset)
+		}
+		if len(page.Sessions) != tc.want {
+			t.Errorf("GET /sessions?%s: %d sessions, want %d", q, len(page.Sessions), tc.want)
+		}
+	}
+}
