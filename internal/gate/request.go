@@ -157,7 +157,7 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 	// Step 8: "the server MAY choose to reject the request with a 300
 	// (Try Alternate) error if it wishes to redirect the client to a
 	// different server" — turnd does while draining, if it knows where to.
-	if alt := g.alternate(p); alt != nil {
+	if alt := g.alternate(p, src); alt != nil {
 		// Hooks run before the reply, so whoever sees the reply sees the count.
 		if g.hooks.Redirected != nil {
 			g.hooks.Redirected(user, alt)

@@ -211,9 +211,10 @@ type Drain struct {
 	Delay time.Duration `yaml:"delay"`
 	// AlternateServers ("ip:port" or "name:port") are offered with 300 Try
 	// Alternate to new Allocate requests while draining, in rotation. A name
-	// is resolved when the drain starts and again while it lasts, every A and
-	// AAAA record counting, turnd's own addresses left out. Default []; an
-	// empty list, or no address left, answers 486.
+	// is resolved when the drain starts and again while it lasts: its A and
+	// AAAA records count, less turnd's own and special-purpose addresses, at
+	// most 16 per family. Default []; an empty list, or no address left,
+	// answers 486.
 	AlternateServers []string `yaml:"alternate_servers"`
 	// AlternateDomain is sent as ALTERNATE-DOMAIN with a 300 over TLS, the
 	// name a turns: client checks the alternate's certificate against; it

@@ -112,7 +112,7 @@ func New(opts Options) (*Server, error) {
 	if s.accepting == nil {
 		s.accepting = func() bool { return true }
 	}
-	s.alts = &alternates{resolver: opts.Resolver, own: s.own.contains, log: s.log, refresh: opts.AlternatesRefresh}
+	s.alts = newAlternates(opts.Resolver, s.own.contains, s.log, opts.AlternatesRefresh)
 	if s.alts.resolver == nil {
 		s.alts.resolver = net.DefaultResolver
 	}
