@@ -230,7 +230,9 @@ type HTTP struct {
 	// AdminTokenFile is a file holding the bearer token that /sessions and
 	// /sessions/disconnect require (`turnd sessions`, `turnd disconnect`).
 	// It is read on every admin request, so a rotated Secret applies
-	// without a restart. Default "": the admin endpoints are off (404).
+	// without a restart; one every user may write is refused (503), one
+	// they may read is warned about. Default "": the admin endpoints are
+	// off (404).
 	AdminTokenFile string `yaml:"admin_token_file"`
 	// MetricsUsers are the users whose relayed traffic /metrics labels by
 	// name (turnd_user_bytes_total{user,direction} and _packets_total);

@@ -243,3 +243,45 @@ func TestSessionsOffsetPastTheEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminTokenFilePermissions: a token file other users can read, or its
+// group write, gets a warning; one every user can write is refused (503)
+// as well, since whoever wrote it holds the token; owner and group read
+// (the systemd setup) are quiet.
+func TestAdminTokenFilePermissions(t *testing.T) {
+	for _, tc := range []struct {
+		mode    os.FileMode
+		warning string // "" : none
+		refused bool
+	}{
+		{0o600, "", false},
+		{0o640, "", false},
+		{0o440, "", false},
+		{0o644, "readable by every user (mode 0644)", false},
+		{0o444, "readable by every user (mode 0444)", false},
+		{0o660, "writable by its group (mode 0660)", false},
+		{0o664, "readable by every user and writable by its group", false},
+		{0o602, "writable by every user (mode 0602): the admin endpoints refuse it", true},
+		{0o666, "writable by every user", true},
+	} {
+		var asked []string
+		api, path := adminAPI(t, 1, &asked)
+		if err := os.Chmod(path, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		w := httpapi.TokenFileWarning(path)
+		if (tc.warning == "") != (w == "") || !strings.Contains(w, tc.warning) || tc.warning != "" && !strings.Contains(w, path) {
+			t.Errorf("mode %04o: warning %q, want one with %q", tc.mode, w, tc.warning)
+		}
+		want := http.StatusOK
+		if tc.refused {
+			want = http.StatusServiceUnavailable
+		}
+		if rec := adminDo(t, api, "GET", "/sessions", "Bearer "+token); rec.Code != want {
+			t.Errorf("mode %04o: /sessions answered %d, want %d", tc.mode, rec.Code, want)
+		}
+	}
+	if w := httpapi.TokenFileWarning(filepath.Join(t.TempDir(), "missing")); w != "" {
+		t.Errorf("missing file: warning %q, want none (each request says why)", w)
+	}
+}
