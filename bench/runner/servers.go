@@ -71,6 +71,7 @@ peers:
   allow_loopback: true
 limits:
   unauthenticated_rate: 0
+  user_allocate_rate: 0
   user_allocations: 0
   ip_allocations: 0
   connections_per_ip: 0

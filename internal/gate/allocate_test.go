@@ -437,3 +437,37 @@ func TestAlternateOfTheClientsFamily(t *testing.T) {
 		})
 	}
 }
+
+// TestUserAllocateRate: past a user's burst of authenticated Allocates the
+// gate answers a signed 486 itself, hooks it, and passes other users' on;
+// 0 turns the limit off.
+func TestUserAllocateRate(t *testing.T) {
+	p := strictPolicy()
+	p.Alternates = nil
+	p.UserAllocateRate = 2 // a burst of 4
+	var limited []string
+	g := gate.New(p, gate.Hooks{Accepting: func() bool { return true }, AllocateRateLimited: func(user string) { limited = append(limited, user) }})
+	for i := range 4 {
+		if _, v := g.Inspect(aliceAllocate(t), clientAddr(), localAddr(), &responder{}); v == gate.Answered {
+			t.Fatalf("Allocate %d of the burst answered by the gate", i)
+		}
+	}
+	r := &responder{}
+	if _, v := g.Inspect(aliceAllocate(t), clientAddr(), localAddr(), r); v != gate.Answered {
+		t.Fatalf("Allocate past the burst: verdict %v, want Answered", v)
+	}
+	reply := r.onlyReply(t)
+	checkSigned(t, reply, aliceKey())
+	if code := errorCode(t, reply); code != stun.CodeAllocQuotaReached {
+		t.Errorf("Allocate past the burst: %d, want 486", code)
+	}
+	if !slices.Equal(limited, []string{testUser}) {
+		t.Errorf("AllocateRateLimited calls %q, want one for %s", limited, testUser)
+	}
+	p2 := *p
+	p2.UserAllocateRate = 0
+	g.SetPolicy(&p2)
+	if _, v := g.Inspect(aliceAllocate(t), clientAddr(), localAddr(), &responder{}); v == gate.Answered {
+		t.Error("with the rate set to 0 the gate still answered")
+	}
+}

@@ -53,6 +53,8 @@ type Gate struct {
 	reserving pending[netaddr.FiveTuple, string]
 	// limiter bounds unauthenticated and failing requests per client IP.
 	limiter *ratelimit.Limiter
+	// allocates bounds authenticated Allocates per user.
+	allocates *ratelimit.Users
 }
 
 // keyChoice names a user's request from a client (the client side of a
@@ -64,7 +66,7 @@ type keyChoice struct {
 
 // New returns a gate applying p.
 func New(p *Policy, h Hooks) *Gate {
-	g := &Gate{hooks: h, limiter: ratelimit.New(0, nil)}
+	g := &Gate{hooks: h, limiter: ratelimit.New(0, nil), allocates: ratelimit.NewUsers(0, nil)}
 	g.SetPolicy(p)
 	return g
 }
@@ -72,6 +74,7 @@ func New(p *Policy, h Hooks) *Gate {
 // SetPolicy replaces the policy for requests inspected from now on.
 func (g *Gate) SetPolicy(p *Policy) {
 	g.limiter.SetRate(p.UnauthenticatedRate)
+	g.allocates.SetRate(p.UserAllocateRate)
 	g.policy.Store(p)
 }
 

@@ -166,6 +166,17 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 		return nil, Answered, 0
 	}
 
+	// Step 7 counts allocations "based on the username"; turnd also counts
+	// the user's Allocates per second, so that Allocate and Refresh(0) in a
+	// loop cannot cost the server a CPU. Browsers send a handful a minute.
+	if !g.allocates.Allow(user) {
+		if g.hooks.AllocateRateLimited != nil {
+			g.hooks.AllocateRateLimited(user)
+		}
+		g.reply(msg, key, src, r, stun.CodeAllocQuotaReached)
+		return nil, Answered, 0
+	}
+
 	// Step 3: a protocol the server does not relay is refused with 442.
 	if v, err := msg.Get(stun.AttrRequestedTransport); err == nil && len(v) > 0 && v[0] == protoTCP && !p.TCPAllocations {
 		if g.hooks.TCPRefused != nil {

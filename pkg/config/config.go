@@ -175,6 +175,13 @@ type Limits struct {
 	// Allocate counts, and STUN Binding); past it, with a burst of twice the
 	// rate, they are dropped unanswered. Default 50; 0 means unlimited.
 	UnauthenticatedRate int `yaml:"unauthenticated_rate"`
+	// UserAllocateRate is how many Allocate requests per second one user
+	// (REST: the part after the expiry) may send with valid credentials,
+	// with a burst of twice that; past it they are answered 486, so that
+	// allocating and releasing in a loop cannot take a CPU. Default 64
+	// (burst 128, the default user_allocations; a browser sends a handful
+	// a minute); 0 means unlimited.
+	UserAllocateRate int `yaml:"user_allocate_rate"`
 	// IdleConnectionTimeout closes a TCP or TLS connection that holds no
 	// allocation (and is no RFC 6062 data connection) this long after it
 	// was accepted. Default 30s; must be > 0.

@@ -138,6 +138,10 @@ func New(opts Options) (*Server, error) {
 			s.obs.AllocationRejected(RejectQuota)
 			s.log.Info("allocation refused: too many port reservations", "user", user)
 		},
+		AllocateRateLimited: func(user string) {
+			s.obs.AllocationRejected(RejectRate)
+			s.log.Info("allocation refused: allocate rate", "user", user)
+		},
 		PeerRefused: func(user string, peer net.IP) {
 			s.obs.PermissionRejected(RejectPeerDenied)
 			s.log.Info("peer refused", "user", user, "peer", peer)
