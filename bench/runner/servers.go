@@ -72,6 +72,7 @@ peers:
   allow_loopback: true
 limits:
   unauthenticated_rate: 0
+  user_allocate_rate: 0
   user_allocations: 0
   ip_allocations: 0
   prefix_allocations: 0

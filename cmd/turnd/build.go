@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,7 +14,9 @@ import (
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/drain"
+	"github.com/turnd/turnd/pkg/httpapi"
 	"github.com/turnd/turnd/pkg/metrics"
+	"github.com/turnd/turnd/pkg/pidfile"
 	"github.com/turnd/turnd/pkg/server"
 )
 
@@ -34,7 +35,8 @@ type daemon struct {
 	metrics      *metrics.Metrics
 	totals       *traffic.Counters
 	srv          *server.Server
-	httpLn       net.Listener // nil: no HTTP listener
+	httpLn       net.Listener  // nil: no HTTP listener
+	pidfile      *pidfile.File // nil: none
 	// warnings are problems turnd runs with, listed in /status.
 	warnings []string
 }
@@ -103,6 +105,7 @@ func (d *daemon) bindRest() error {
 		d.log.Warn(w)
 		d.warnings = append(d.warnings, w)
 	}
+	d.warnTokenFile()
 	if a := d.cfg.HTTP.Address; a != "" {
 		ln, err := net.Listen("tcp", a)
 		if err != nil {
@@ -112,12 +115,27 @@ func (d *daemon) bindRest() error {
 		d.srv.AddOwnAddress(ln.Addr())
 	}
 	if d.cfg.PIDFile != "" {
-		if err := os.WriteFile(d.cfg.PIDFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		f, err := pidfile.Write(d.cfg.PIDFile, os.Getpid())
+		if err != nil {
 			if d.httpLn != nil {
 				_ = d.httpLn.Close()
 			}
-			return fmt.Errorf("write pidfile: %w", err)
+			return err
 		}
+		d.pidfile = f
 	}
 	return nil
+}
+
+// warnTokenFile logs what is wrong with the admin token file's permissions.
+// It runs at start and on every reload: the file is read on every admin
+// request, so a chmod needs no restart, and a reload is when it is looked
+// at again. The path itself needs a restart, so d.cfg's is the running one.
+func (d *daemon) warnTokenFile() {
+	if d.cfg.HTTP.AdminTokenFile == "" {
+		return
+	}
+	if w := httpapi.TokenFileWarning(d.cfg.HTTP.AdminTokenFile); w != "" {
+		d.log.Warn(w)
+	}
 }

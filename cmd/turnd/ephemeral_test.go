@@ -38,3 +38,16 @@ func TestEphemeralOverlap(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddedConfigOutsideEphemeralRange: the demo config `go run
+// ./cmd/turnd` starts with gives a newcomer no warning on a kernel with the
+// usual range, while the defaults (which operators set ranges from) do.
+func TestEmbeddedConfigOutsideEphemeralRange(t *testing.T) {
+	usual := func() ([]byte, error) { return []byte("32768\t60999\n"), nil }
+	if w := ephemeralOverlap(config.Embedded().Relay, usual); w != "" {
+		t.Errorf("the embedded config warns: %s", w)
+	}
+	if w := ephemeralOverlap(config.Default().Relay, usual); w == "" {
+		t.Error("the defaults overlap the usual range but no warning")
+	}
+}

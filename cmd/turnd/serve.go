@@ -49,13 +49,15 @@ func serve(path string, _, stderr io.Writer) int {
 		log.Error("start", "err", err)
 		return 1
 	}
-	if cfg.PIDFile != "" {
-		defer os.Remove(cfg.PIDFile)
-	}
+	defer func() {
+		if err := d.pidfile.Remove(); err != nil {
+			log.Warn("stop", "err", err)
+		}
+	}()
 	reportCapacity(log, d.nofile, cfg.Relay)
 	announce(log, cfg, path, d.srv, d.httpLn)
 	d.notifier.ready()
-	if actor, err := d.run(sigs, func() { reload(path, d.srv, log, level) }); actor != "drain" {
+	if actor, err := d.run(sigs, func() { reload(path, d.srv, log, level); d.warnTokenFile() }); actor != "drain" {
 		log.Error("stopped", "component", actor, "err", err)
 		return 1
 	}

@@ -18,7 +18,7 @@ import (
 // rotating through the alternates.
 func TestDrainingRedirects(t *testing.T) {
 	a := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 10), Port: 3478}
-	b := &net.UDPAddr{IP: net.ParseIP("::1"), Port: 3479}
+	b := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 11), Port: 3479}
 	h := &recorder{}
 	p := strictPolicy()
 	p.Alternates = fixed(a, b)
@@ -317,7 +317,7 @@ func TestChannelBindToDeniedPeerIs403(t *testing.T) {
 // at the alternate; the rotation is shared with signed redirects.
 func TestDrainingRedirectsUnauthenticated(t *testing.T) {
 	a := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 10), Port: 3478}
-	b := &net.UDPAddr{IP: net.ParseIP("::1"), Port: 3479}
+	b := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 11), Port: 3479}
 	h := &recorder{}
 	p := strictPolicy()
 	p.Alternates = fixed(a, b)
@@ -380,5 +380,94 @@ func TestUnauthenticatedNotRedirected(t *testing.T) {
 				t.Errorf("Redirected called: %v", r)
 			}
 		})
+	}
+}
+
+// TestAlternateOfTheClientsFamily: a redirect names an alternate of the
+// client's address family while there is one, rotating among those, and
+// one of the other family only when there is none; a loopback alternate is
+// never offered to a client that is not on loopback, which could not reach
+// it (with nothing else left, pion answers).
+func TestAlternateOfTheClientsFamily(t *testing.T) {
+	v4a := &net.UDPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 3478}
+	v4b := &net.UDPAddr{IP: net.IPv4(10, 0, 0, 2), Port: 3478}
+	v6 := &net.UDPAddr{IP: net.ParseIP("fd00::1"), Port: 3478}
+	lo4 := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 3478}
+	lo6 := &net.UDPAddr{IP: net.ParseIP("::1"), Port: 3478}
+	public4 := &net.UDPAddr{IP: net.IPv4(198, 51, 100, 7), Port: 50000}
+	public6 := &net.UDPAddr{IP: net.ParseIP("2001:db8::7"), Port: 50000}
+	mapped := &net.UDPAddr{IP: net.ParseIP("::ffff:198.51.100.7"), Port: 50000}
+	tests := []struct {
+		name   string
+		alts   []*net.UDPAddr
+		client *net.UDPAddr
+		want   []*net.UDPAddr // successive redirects; nil: pion answers
+	}{
+		{"IPv4 client, mixed list", []*net.UDPAddr{v6, v4a, v6, v4b}, public4, []*net.UDPAddr{v4a, v4a, v4b, v4b, v4a}},
+		{"IPv4-mapped client is IPv4", []*net.UDPAddr{v6, v4a}, mapped, []*net.UDPAddr{v4a, v4a}},
+		{"IPv6 client, mixed list", []*net.UDPAddr{v4a, v6, v4b}, public6, []*net.UDPAddr{v6, v6, v6}},
+		{"IPv6 client, IPv4 only", []*net.UDPAddr{v4a, v4b}, public6, []*net.UDPAddr{v4a, v4b, v4a}},
+		{"loopback skipped for a remote client", []*net.UDPAddr{lo4, v4a, lo6}, public4, []*net.UDPAddr{v4a, v4a, v4a}},
+		{"only loopback, remote client", []*net.UDPAddr{lo4, lo6}, public4, nil},
+		{"loopback offered to a loopback client", []*net.UDPAddr{lo4, v6}, clientAddr(), []*net.UDPAddr{lo4, lo4}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := strictPolicy()
+			p.Alternates = fixed(tc.alts...)
+			g := gate.New(p, (&recorder{}).hooks(false))
+			for i := range max(len(tc.want), 2) {
+				r := &responder{}
+				pkt := request(t, stun.MethodAllocate, testUser, nil, true, transport(17))
+				_, v := g.Inspect(pkt, tc.client, localAddr(), r)
+				if tc.want == nil {
+					if v != gate.Pass || len(r.sent()) != 0 {
+						t.Fatalf("Allocate %d: verdict %v, %d replies; want it passed to pion", i, v, len(r.sent()))
+					}
+					continue
+				}
+				var alt stun.AlternateServer
+				if err := alt.GetFrom(r.onlyReply(t)); err != nil {
+					t.Fatalf("Allocate %d: no ALTERNATE-SERVER: %v", i, err)
+				}
+				if want := tc.want[i]; !alt.IP.Equal(want.IP) || alt.Port != want.Port {
+					t.Errorf("Allocate %d: ALTERNATE-SERVER %s:%d, want %s", i, alt.IP, alt.Port, want)
+				}
+			}
+		})
+	}
+}
+
+// TestUserAllocateRate: past a user's burst of authenticated Allocates the
+// gate answers a signed 486 itself, hooks it, and passes other users' on;
+// 0 turns the limit off.
+func TestUserAllocateRate(t *testing.T) {
+	p := strictPolicy()
+	p.Alternates = nil
+	p.UserAllocateRate = 2 // a burst of 4
+	var limited []string
+	g := gate.New(p, gate.Hooks{Accepting: func() bool { return true }, AllocateRateLimited: func(user string) { limited = append(limited, user) }})
+	for i := range 4 {
+		if _, v := g.Inspect(aliceAllocate(t), clientAddr(), localAddr(), &responder{}); v == gate.Answered {
+			t.Fatalf("Allocate %d of the burst answered by the gate", i)
+		}
+	}
+	r := &responder{}
+	if _, v := g.Inspect(aliceAllocate(t), clientAddr(), localAddr(), r); v != gate.Answered {
+		t.Fatalf("Allocate past the burst: verdict %v, want Answered", v)
+	}
+	reply := r.onlyReply(t)
+	checkSigned(t, reply, aliceKey())
+	if code := errorCode(t, reply); code != stun.CodeAllocQuotaReached {
+		t.Errorf("Allocate past the burst: %d, want 486", code)
+	}
+	if !slices.Equal(limited, []string{testUser}) {
+		t.Errorf("AllocateRateLimited calls %q, want one for %s", limited, testUser)
+	}
+	p2 := *p
+	p2.UserAllocateRate = 0
+	g.SetPolicy(&p2)
+	if _, v := g.Inspect(aliceAllocate(t), clientAddr(), localAddr(), &responder{}); v == gate.Answered {
+		t.Error("with the rate set to 0 the gate still answered")
 	}
 }

@@ -3,6 +3,7 @@ package gate
 import (
 	"encoding/binary"
 	"net"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
@@ -52,6 +53,8 @@ type Gate struct {
 	reserving pending[netaddr.FiveTuple, string]
 	// limiter bounds unauthenticated and failing requests per client IP.
 	limiter *ratelimit.Limiter
+	// allocates bounds authenticated Allocates per user.
+	allocates *ratelimit.Users
 }
 
 // keyChoice names a user's request from a client (the client side of a
@@ -63,7 +66,7 @@ type keyChoice struct {
 
 // New returns a gate applying p.
 func New(p *Policy, h Hooks) *Gate {
-	g := &Gate{hooks: h, limiter: ratelimit.New(0, nil)}
+	g := &Gate{hooks: h, limiter: ratelimit.New(0, nil), allocates: ratelimit.NewUsers(0, nil)}
 	g.SetPolicy(p)
 	return g
 }
@@ -71,6 +74,7 @@ func New(p *Policy, h Hooks) *Gate {
 // SetPolicy replaces the policy for requests inspected from now on.
 func (g *Gate) SetPolicy(p *Policy) {
 	g.limiter.SetRate(p.UnauthenticatedRate)
+	g.allocates.SetRate(p.UserAllocateRate)
 	g.policy.Store(p)
 }
 
@@ -198,10 +202,14 @@ func (g *Gate) TakeKey(client net.Addr, username string) ([]byte, bool) {
 	return g.chosenKey.take(keyChoice{netaddr.Of(client, nil), username})
 }
 
-// alternate returns the server to redirect a new Allocate to, rotating
-// through the alternates so redirected clients spread out, or nil when the
-// server accepts allocations or knows no alternate (pion then answers).
-func (g *Gate) alternate(p *Policy) *net.UDPAddr {
+// alternate returns the server to redirect client's new Allocate to,
+// rotating through the alternates so redirected clients spread out, or nil
+// when the server accepts allocations or knows no alternate (pion then
+// answers). One of the client's address family is preferred, the next in
+// the rotation of the other family taken only when there is none; a
+// loopback alternate goes to loopback clients only, the only ones that
+// reach it.
+func (g *Gate) alternate(p *Policy, client net.Addr) *net.UDPAddr {
 	if p.Alternates == nil || g.hooks.Accepting == nil || g.hooks.Accepting() {
 		return nil
 	}
@@ -209,6 +217,20 @@ func (g *Gate) alternate(p *Policy) *net.UDPAddr {
 	if len(alts) == 0 {
 		return nil
 	}
-	i := g.next.Add(1) - 1
-	return alts[int(i%uint32(len(alts)))]
+	from := netaddr.IP(client)
+	start := int((g.next.Add(1) - 1) % uint32(len(alts)))
+	var other *net.UDPAddr
+	for i := range alts {
+		alt := alts[(start+i)%len(alts)]
+		ip, ok := netip.AddrFromSlice(alt.IP)
+		ip = ip.Unmap()
+		switch {
+		case !ok || ip.IsLoopback() && !from.IsLoopback():
+		case ip.Is4() == from.Is4():
+			return alt
+		case other == nil:
+			other = alt
+		}
+	}
+	return other
 }

@@ -46,6 +46,11 @@ type Policy struct {
 	// or IPv6 /64 per second, with a burst of twice that; excess requests
 	// are dropped unanswered. 0: no limit.
 	UnauthenticatedRate int
+	// UserAllocateRate bounds the authenticated Allocate requests of one
+	// user (the user ID Keys returns) per second, with a burst of twice
+	// that; past it they are answered 486 Allocation Quota Reached, signed.
+	// 0: no limit.
+	UserAllocateRate int
 	// Bindings counts an allocation's permissions and channels; with the
 	// two limits it caps them (508 Insufficient Capacity). nil: no caps.
 	Bindings Bindings
@@ -107,6 +112,9 @@ type Hooks struct {
 	// ReservationRefused is called after a 486 for an EVEN-PORT reservation
 	// past the per-user cap.
 	ReservationRefused func(user string)
+	// AllocateRateLimited is called after a 486 for an Allocate past the
+	// user's UserAllocateRate.
+	AllocateRateLimited func(user string)
 	// CapacityRefused is called after a 508 for a permission, channel or
 	// pending Connect past its cap.
 	CapacityRefused func(user string)

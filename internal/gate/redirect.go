@@ -22,7 +22,7 @@ func (g *Gate) redirectUnsigned(p *Policy, pkt []byte, src net.Addr, r Responder
 	if msg.Decode() != nil {
 		return false
 	}
-	alt := g.alternate(p)
+	alt := g.alternate(p, src)
 	if alt == nil {
 		return false
 	}

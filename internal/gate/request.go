@@ -157,12 +157,23 @@ func (g *Gate) allocate(p *Policy, msg *stun.Message, key []byte, user string, s
 	// Step 8: "the server MAY choose to reject the request with a 300
 	// (Try Alternate) error if it wishes to redirect the client to a
 	// different server" — turnd does while draining, if it knows where to.
-	if alt := g.alternate(p); alt != nil {
+	if alt := g.alternate(p, src); alt != nil {
 		// Hooks run before the reply, so whoever sees the reply sees the count.
 		if g.hooks.Redirected != nil {
 			g.hooks.Redirected(user, alt)
 		}
 		g.reply(msg, key, src, r, stun.CodeTryAlternate, alternateSetters(p, alt, r)...)
+		return nil, Answered, 0
+	}
+
+	// Step 7 counts allocations "based on the username"; turnd also counts
+	// the user's Allocates per second, so that Allocate and Refresh(0) in a
+	// loop cannot cost the server a CPU. Browsers send a handful a minute.
+	if !g.allocates.Allow(user) {
+		if g.hooks.AllocateRateLimited != nil {
+			g.hooks.AllocateRateLimited(user)
+		}
+		g.reply(msg, key, src, r, stun.CodeAllocQuotaReached)
 		return nil, Answered, 0
 	}
 

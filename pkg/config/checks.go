@@ -178,6 +178,7 @@ func (c Config) checkLimits(v *validator) {
 		"limits.permissions_per_allocation": l.PermissionsPerAllocation,
 		"limits.channels_per_allocation":    l.ChannelsPerAllocation,
 		"limits.unauthenticated_rate":       l.UnauthenticatedRate,
+		"limits.user_allocate_rate":         l.UserAllocateRate,
 		"limits.connections_per_ip":         l.ConnectionsPerIP,
 		"limits.connections_per_prefix":     l.ConnectionsPerPrefix,
 		"limits.connections":                l.Connections,

@@ -181,6 +181,13 @@ type Limits struct {
 	// Allocate counts, and STUN Binding); past it, with a burst of twice the
 	// rate, they are dropped unanswered. Default 50; 0 means unlimited.
 	UnauthenticatedRate int `yaml:"unauthenticated_rate"`
+	// UserAllocateRate is how many Allocate requests per second one user
+	// (REST: the part after the expiry) may send with valid credentials,
+	// with a burst of twice that; past it they are answered 486, so that
+	// allocating and releasing in a loop cannot take a CPU. Default 64
+	// (burst 128, the default user_allocations; a browser sends a handful
+	// a minute); 0 means unlimited.
+	UserAllocateRate int `yaml:"user_allocate_rate"`
 	// IdleConnectionTimeout closes a TCP or TLS connection that holds no
 	// allocation (and is no RFC 6062 data connection) this long after it
 	// was accepted. Default 30s; must be > 0.
@@ -223,9 +230,10 @@ type Drain struct {
 	Delay time.Duration `yaml:"delay"`
 	// AlternateServers ("ip:port" or "name:port") are offered with 300 Try
 	// Alternate to new Allocate requests while draining, in rotation. A name
-	// is resolved when the drain starts and again while it lasts, every A and
-	// AAAA record counting, turnd's own addresses left out. Default []; an
-	// empty list, or no address left, answers 486.
+	// is resolved when the drain starts and again while it lasts: its A and
+	// AAAA records count, less turnd's own and special-purpose addresses, at
+	// most 16 per family. Default []; an empty list, or no address left,
+	// answers 486.
 	AlternateServers []string `yaml:"alternate_servers"`
 	// AlternateDomain is sent as ALTERNATE-DOMAIN with a 300 over TLS, the
 	// name a turns: client checks the alternate's certificate against; it
@@ -241,7 +249,9 @@ type HTTP struct {
 	// AdminTokenFile is a file holding the bearer token that /sessions and
 	// /sessions/disconnect require (`turnd sessions`, `turnd disconnect`).
 	// It is read on every admin request, so a rotated Secret applies
-	// without a restart. Default "": the admin endpoints are off (404).
+	// without a restart; one every user may write is refused (503), one
+	// they may read is warned about. Default "": the admin endpoints are
+	// off (404).
 	AdminTokenFile string `yaml:"admin_token_file"`
 	// MetricsUsers are the users whose relayed traffic /metrics labels by
 	// name (turnd_user_bytes_total{user,direction} and _packets_total);

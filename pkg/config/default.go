@@ -38,6 +38,7 @@ func Default() Config {
 			PermissionsPerAllocation: 64,
 			ChannelsPerAllocation:    64,
 			UnauthenticatedRate:      50,
+			UserAllocateRate:         64,
 			IdleConnectionTimeout:    30 * time.Second,
 		},
 		Drain: Drain{Timeout: time.Hour},

@@ -17,7 +17,7 @@ func TestDefault(t *testing.T) {
 		Limits: Limits{MaxLifetime: time.Hour, PermissionLifetime: 5 * time.Minute, ChannelLifetime: 10 * time.Minute,
 			UserAllocations: 128, IPAllocations: 256, PrefixAllocations: 2048,
 			ConnectionsPerIP: 128, ConnectionsPerPrefix: 2048, Connections: 16384,
-			PermissionsPerAllocation: 64, ChannelsPerAllocation: 64, UnauthenticatedRate: 50,
+			PermissionsPerAllocation: 64, ChannelsPerAllocation: 64, UnauthenticatedRate: 50, UserAllocateRate: 64,
 			IdleConnectionTimeout: 30 * time.Second},
 		Drain: Drain{Timeout: time.Hour},
 		HTTP:  HTTP{Address: "127.0.0.1:9641"},

@@ -12,8 +12,10 @@ var defaultYAML []byte
 
 // Embedded returns the parsed embedded default configuration: UDP and TCP on
 // 127.0.0.1:3478, HTTP on 127.0.0.1:9641, realm turnd.local, one demo user
-// (demo/demo) and loopback peers allowed, so it works out of the box against
-// a local echo peer and is useless beyond this machine.
+// (demo/demo), loopback peers allowed and relay ports 61000-65535 (outside
+// the kernel's usual ephemeral range, so a first start warns of nothing), so
+// it works out of the box against a local echo peer and is useless beyond
+// this machine.
 func Embedded() Config {
 	cfg, err := Parse(defaultYAML)
 	if err != nil {

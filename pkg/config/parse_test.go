@@ -168,6 +168,7 @@ func TestParseFull(t *testing.T) {
 			TotalAllocations: 10000, UserAllocations: 100,
 			MaxLifetime: 30 * time.Minute, PermissionLifetime: 150 * time.Second, ChannelLifetime: 5 * time.Minute,
 			IPAllocations: 20, PrefixAllocations: 400, PermissionsPerAllocation: 32, ChannelsPerAllocation: 16, UnauthenticatedRate: 100,
+			UserAllocateRate:      10,
 			IdleConnectionTimeout: 10 * time.Second, ConnectionsPerIP: 50, ConnectionsPerPrefix: 600, Connections: 5000,
 			MaxBPS:     2_000_000,
 			UserMaxBPS: map[string]int64{"alice": 0, "bob": 500_000}, TotalBPS: 1_000_000_000,

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -41,9 +42,22 @@ func (a *API) requireToken(next http.HandlerFunc) http.HandlerFunc {
 }
 
 // readToken reads the token file: its content without surrounding white
-// space (a trailing newline), which must not be empty.
+// space (a trailing newline), which must not be empty. A file every user may
+// write is refused: whoever wrote the token could list and end calls.
 func readToken(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read admin token: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read admin token: %w", err)
+	}
+	if fi.Mode().Perm()&0o002 != 0 {
+		return nil, fmt.Errorf("read admin token %s: %w", path, ErrTokenWorldWritable)
+	}
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("read admin token: %w", err)
 	}
@@ -52,6 +66,34 @@ func readToken(path string) ([]byte, error) {
 		return nil, fmt.Errorf("read admin token %s: %w", path, ErrEmptyToken)
 	}
 	return b, nil
+}
+
+// TokenFileWarning returns what is wrong with the permissions of the token
+// file at path, for a warning at start and on reload, or "" when nothing
+// is (or the file cannot be read: each admin request then says why).
+// Group read stays quiet: the systemd setup gives the file to turnd's group.
+func TokenFileWarning(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	perm := fi.Mode().Perm()
+	if perm&0o002 != 0 {
+		return fmt.Sprintf("admin token file %s is writable by every user (mode %04o): the admin endpoints refuse it "+
+			"until it is not (chmod o-rw)", path, perm)
+	}
+	var what []string
+	if perm&0o004 != 0 {
+		what = append(what, "readable by every user")
+	}
+	if perm&0o020 != 0 {
+		what = append(what, "writable by its group")
+	}
+	if len(what) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("admin token file %s is %s (mode %04o): whoever reads or writes the token can list and end "+
+		"calls; chmod o-r,g-w it", path, strings.Join(what, " and "), perm)
 }
 
 // bearer returns the request's bearer token.

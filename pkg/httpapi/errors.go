@@ -2,5 +2,10 @@ package httpapi
 
 import "errors"
 
-// ErrEmptyToken means the admin token file holds no token.
-var ErrEmptyToken = errors.New("admin token file is empty")
+var (
+	// ErrEmptyToken means the admin token file holds no token.
+	ErrEmptyToken = errors.New("admin token file is empty")
+	// ErrTokenWorldWritable means every user may write the admin token
+	// file, so the token it holds proves nothing.
+	ErrTokenWorldWritable = errors.New("admin token file is writable by every user")
+)

@@ -22,6 +22,9 @@ type Limits struct {
 	IdleTimeout time.Duration
 	// MaxConns caps open connections; further ones are closed on accept.
 	MaxConns int
+	// MaxHeaderBytes caps a request's header block; past it the request is
+	// answered 431. 0 leaves net/http's 1 MB.
+	MaxHeaderBytes int
 }
 
 // DefaultLimits are generous for probes and scrapers (a handful of
@@ -33,6 +36,10 @@ func DefaultLimits() Limits {
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       60 * time.Second,
 		MaxConns:          128,
+		// A probe, a scrape or an admin request with its bearer token sends
+		// a few hundred bytes of headers; 1 MB per connection would let the
+		// connection cap pin over 100 MB.
+		MaxHeaderBytes: 8 << 10,
 	}
 }
 
@@ -45,6 +52,7 @@ func NewServer(h http.Handler, l Limits) *http.Server {
 		ReadTimeout:       l.ReadTimeout,
 		WriteTimeout:      l.WriteTimeout,
 		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
 	}
 }
 

@@ -154,3 +154,37 @@ func TestConnectionCap(t *testing.T) {
 		<-tick.C
 	}
 }
+
+// TestOversizedHeadersAre431: a request whose headers pass what probes and
+// the admin API send is answered 431, not buffered; an ordinary admin
+// request (a bearer token, an operator name) is served on the same limits.
+func TestOversizedHeadersAre431(t *testing.T) {
+	addr := serveLimited(t, httpapi.DefaultLimits())
+	get := func(header string) int {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: turnd\r\n"+header+"\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("headers of %d B: %v", len(header), err)
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	ordinary := "Authorization: Bearer " + strings.Repeat("t", 64) + "\r\nX-Turnd-Operator: ops-alice\r\n" +
+		"X-Padding: " + strings.Repeat("p", 2048) + "\r\n"
+	if code := get(ordinary); code != http.StatusOK {
+		t.Errorf("ordinary admin headers (%d B): %d, want 200", len(ordinary), code)
+	}
+	big := "X-Padding: " + strings.Repeat("p", 32<<10) + "\r\n"
+	if code := get(big); code != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("headers of %d B: %d, want 431", len(big), code)
+	}
+}

@@ -79,11 +79,17 @@ func (a *API) sessions(w http.ResponseWriter, r *http.Request) {
 	all := a.opts.Admin.Sessions(q.Get("user"))
 	page := SessionPage{Total: len(all), Offset: offset, Sessions: []Session{}}
 	now := time.Now()
-	for i := offset; i < len(all) && i < offset+limit; i++ {
-		page.Sessions = append(page.Sessions, sessionOf(all[i], a.opts.Admin.Usage(all[i]), now))
-	}
-	if next := offset + limit; next < len(all) {
-		page.NextOffset = &next
+	// Compared as what is left past offset: offset+limit overflows for an
+	// offset near the largest int.
+	if offset < len(all) {
+		left := len(all) - offset
+		for _, info := range all[offset : offset+min(left, limit)] {
+			page.Sessions = append(page.Sessions, sessionOf(info, a.opts.Admin.Usage(info), now))
+		}
+		if left > limit {
+			next := offset + limit
+			page.NextOffset = &next
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)

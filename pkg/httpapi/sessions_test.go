@@ -202,3 +202,86 @@ func TestDisconnectEndpoint(t *testing.T) {
 		t.Fatalf("disconnect asked %v", asked)
 	}
 }
+
+// TestSessionsOffsetPastTheEnd: an offset at or past the last allocation,
+// up to the largest int, answers an empty page with no next_offset, where
+// offset+limit would overflow into a negative one.
+func TestSessionsOffsetPastTheEnd(t *testing.T) {
+	var asked []string
+	api, _ := adminAPI(t, 5, &asked)
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	for _, tc := range []struct {
+		query string
+		want  int // sessions on the page
+	}{
+		{"offset=6", 0}, {"offset=7&limit=1000", 0}, {"offset=9223372036854775807", 0},
+		{"offset=9223372036854775807&limit=1000", 0}, {"offset=9223372036854775000&limit=1000", 0},
+		{"offset=4&limit=9223372036854775807", 2},
+	} {
+		q := tc.query
+		req, err := http.NewRequest("GET", srv.URL+"/sessions?"+q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page httpapi.SessionPage
+		err = json.NewDecoder(resp.Body).Decode(&page)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || err != nil {
+			t.Fatalf("GET /sessions?%s: %d (%v)", q, resp.StatusCode, err)
+		}
+		if page.NextOffset != nil {
+			t.Errorf("GET /sessions?%s: next_offset %d, want none", q, *page.NextOffset)
+		}
+		if len(page.Sessions) != tc.want {
+			t.Errorf("GET /sessions?%s: %d sessions, want %d", q, len(page.Sessions), tc.want)
+		}
+	}
+}
+
+// TestAdminTokenFilePermissions: a token file other users can read, or its
+// group write, gets a warning; one every user can write is refused (503)
+// as well, since whoever wrote it holds the token; owner and group read
+// (the systemd setup) are quiet.
+func TestAdminTokenFilePermissions(t *testing.T) {
+	for _, tc := range []struct {
+		mode    os.FileMode
+		warning string // "" : none
+		refused bool
+	}{
+		{0o600, "", false},
+		{0o640, "", false},
+		{0o440, "", false},
+		{0o644, "readable by every user (mode 0644)", false},
+		{0o444, "readable by every user (mode 0444)", false},
+		{0o660, "writable by its group (mode 0660)", false},
+		{0o664, "readable by every user and writable by its group", false},
+		{0o602, "writable by every user (mode 0602): the admin endpoints refuse it", true},
+		{0o666, "writable by every user", true},
+	} {
+		var asked []string
+		api, path := adminAPI(t, 1, &asked)
+		if err := os.Chmod(path, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		w := httpapi.TokenFileWarning(path)
+		if (tc.warning == "") != (w == "") || !strings.Contains(w, tc.warning) || tc.warning != "" && !strings.Contains(w, path) {
+			t.Errorf("mode %04o: warning %q, want one with %q", tc.mode, w, tc.warning)
+		}
+		want := http.StatusOK
+		if tc.refused {
+			want = http.StatusServiceUnavailable
+		}
+		if rec := adminDo(t, api, "GET", "/sessions", "Bearer "+token); rec.Code != want {
+			t.Errorf("mode %04o: /sessions answered %d, want %d", tc.mode, rec.Code, want)
+		}
+	}
+	if w := httpapi.TokenFileWarning(filepath.Join(t.TempDir(), "missing")); w != "" {
+		t.Errorf("missing file: warning %q, want none (each request says why)", w)
+	}
+}

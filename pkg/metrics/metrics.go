@@ -41,7 +41,7 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 		}, []string{"transport"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "turnd_allocations_rejected_total",
-			Help: "Allocate requests refused, by reason (auth, quota, draining, redirected, tcp_disabled, capacity, bandwidth).",
+			Help: "Allocate requests refused, by reason (auth, quota, rate, draining, redirected, tcp_disabled, capacity, bandwidth).",
 		}, []string{"reason"}),
 		permRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "turnd_permissions_rejected_total",
@@ -82,7 +82,7 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 	for _, t := range allocation.Transports() {
 		m.created.WithLabelValues(t.String())
 	}
-	for _, r := range []string{"auth", "quota", "draining", "redirected", "tcp_disabled", "capacity", "bandwidth"} {
+	for _, r := range []string{"auth", "quota", "rate", "draining", "redirected", "tcp_disabled", "capacity", "bandwidth"} {
 		m.rejected.WithLabelValues(r)
 	}
 	m.permRejected.WithLabelValues("peer_denied")

@@ -81,13 +81,14 @@ func TestEventCounters(t *testing.T) {
 turnd_allocations_created_total{transport="tcp"} 0
 turnd_allocations_created_total{transport="tls"} 0
 turnd_allocations_created_total{transport="udp"} 0
-# HELP turnd_allocations_rejected_total Allocate requests refused, by reason (auth, quota, draining, redirected, tcp_disabled, capacity, bandwidth).
+# HELP turnd_allocations_rejected_total Allocate requests refused, by reason (auth, quota, rate, draining, redirected, tcp_disabled, capacity, bandwidth).
 # TYPE turnd_allocations_rejected_total counter
 turnd_allocations_rejected_total{reason="auth"} 0
 turnd_allocations_rejected_total{reason="bandwidth"} 0
 turnd_allocations_rejected_total{reason="capacity"} 0
 turnd_allocations_rejected_total{reason="draining"} 0
 turnd_allocations_rejected_total{reason="quota"} 0
+turnd_allocations_rejected_total{reason="rate"} 0
 turnd_allocations_rejected_total{reason="redirected"} 0
 turnd_allocations_rejected_total{reason="tcp_disabled"} 0
 # HELP turnd_permissions_rejected_total CreatePermission and ChannelBind requests refused, by reason (peer_denied, capacity).
@@ -111,13 +112,14 @@ turnd_permissions_rejected_total{reason="peer_denied"} 0
 turnd_allocations_created_total{transport="tcp"} 0
 turnd_allocations_created_total{transport="tls"} 1
 turnd_allocations_created_total{transport="udp"} 2
-# HELP turnd_allocations_rejected_total Allocate requests refused, by reason (auth, quota, draining, redirected, tcp_disabled, capacity, bandwidth).
+# HELP turnd_allocations_rejected_total Allocate requests refused, by reason (auth, quota, rate, draining, redirected, tcp_disabled, capacity, bandwidth).
 # TYPE turnd_allocations_rejected_total counter
 turnd_allocations_rejected_total{reason="auth"} 0
 turnd_allocations_rejected_total{reason="bandwidth"} 0
 turnd_allocations_rejected_total{reason="capacity"} 0
 turnd_allocations_rejected_total{reason="draining"} 2
 turnd_allocations_rejected_total{reason="quota"} 1
+turnd_allocations_rejected_total{reason="rate"} 0
 turnd_allocations_rejected_total{reason="redirected"} 0
 turnd_allocations_rejected_total{reason="tcp_disabled"} 0
 # HELP turnd_permissions_rejected_total CreatePermission and ChannelBind requests refused, by reason (peer_denied, capacity).

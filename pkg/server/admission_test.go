@@ -120,6 +120,17 @@ func TestRefusals(t *testing.T) {
 			wantCode: 486, wantSigned: true, rejected: []string{"quota"},
 		},
 		{
+			name:      "allocate rate",
+			configure: func(c *config.Config) { c.Limits.UserAllocateRate = 1 }, // a burst of 2
+			run: func(t *testing.T, s *serverUnderTest) int {
+				s.dial("udp", "demo", "demo").MustAllocate()
+				s.dial("tcp", "demo", "demo").MustAllocate()
+				s.dial("udp", "other", "other").MustAllocate() // another user has a bucket of its own
+				return testturn.ErrorCode(s.last(s.dial("udp", "demo", "demo")))
+			},
+			wantCode: 486, wantSigned: true, rejected: []string{"rate"},
+		},
+		{
 			name:      "total quota",
 			configure: func(c *config.Config) { c.Limits.TotalAllocations = 2 },
 			run: func(t *testing.T, s *serverUnderTest) int {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/turnd/turnd/pkg/peerfilter"
 )
 
 // Resolver looks up the addresses of a name; *net.Resolver is one.
@@ -25,6 +27,12 @@ const defaultAlternatesRefresh = 10 * time.Second
 // lookupTimeout bounds one resolution of one name.
 const lookupTimeout = 5 * time.Second
 
+// maxResolvedPerFamily bounds the records of each family kept for one name:
+// an answer of thousands of records must not make a list the gate scans
+// for every redirect, and a fleet larger than this still spreads out, each
+// server redirecting to a part of it.
+const maxResolvedPerFamily = 16
+
 // alternateEntry is one item of drain.alternate_servers: an IP literal or a
 // DNS name, with its port.
 type alternateEntry struct {
@@ -35,13 +43,16 @@ type alternateEntry struct {
 
 // alternates keeps the servers a draining turnd redirects new clients to.
 // Names are resolved when a drain starts and again every refresh while it
-// lasts, never on the packet path; every A/AAAA record counts, less turnd's
-// own addresses. The gate reads the current list lock-free.
+// lasts, never on the packet path; their A/AAAA records count, less turnd's
+// own addresses and special-purpose ones (see newAlternates). The gate
+// reads the current list lock-free.
 type alternates struct {
 	resolver Resolver
 	own      func(netip.AddrPort) bool
 	log      *slog.Logger
 	refresh  time.Duration
+	// usable judges a resolved record; built by newAlternates.
+	usable *peerfilter.Filter
 
 	current atomic.Pointer[[]*net.UDPAddr]
 
@@ -50,6 +61,43 @@ type alternates struct {
 	// resolved holds the last good answer per name, so a failed lookup
 	// keeps the peers known before it.
 	resolved map[string][]netip.Addr
+}
+
+// newAlternates returns an empty list whose names resolver resolves.
+//
+// A resolved record is kept only where a client could be sent: the peer
+// filter's built-in special-purpose ranges (this network, multicast,
+// link-local and cloud metadata, documentation, and their NAT64 and 6to4
+// forms) are refused, so a wrong or hostile DNS answer cannot point clients
+// there. RFC 1918 and fd00::/8 stay allowed as for peers, and 100.64.0.0/10
+// too, which peers may not use: fleets live in all three, and the clients
+// sent there are those that reach them. Loopback is kept; the gate offers
+// it to loopback clients only. The operator's peer rules do not apply: they
+// say where clients may relay, not where turnd's fleet is.
+func newAlternates(resolver Resolver, own func(netip.AddrPort) bool, log *slog.Logger, refresh time.Duration) *alternates {
+	// peerfilter.New fails only on bad entries, and there are none.
+	usable, _ := peerfilter.New(peerfilter.Options{AllowLoopback: true, Allowed: []string{"100.64.0.0/10"}})
+	return &alternates{resolver: resolver, own: own, log: log, refresh: refresh, usable: usable}
+}
+
+// keep returns the records of one answer worth publishing: usable ones, at
+// most maxResolvedPerFamily of each family, in the order the resolver gave.
+func (a *alternates) keep(ips []netip.Addr) []netip.Addr {
+	var out []netip.Addr
+	var v4, v6 int
+	for _, ip := range ips {
+		ip = ip.Unmap().WithZone("")
+		n := &v6
+		if ip.Is4() {
+			n = &v4
+		}
+		if *n >= maxResolvedPerFamily || !a.usable.AllowedAddr(ip) {
+			continue
+		}
+		*n++
+		out = append(out, ip)
+	}
+	return out
 }
 
 // parseAlternates reads drain.alternate_servers, which Validate has checked.
@@ -126,7 +174,7 @@ func (a *alternates) resolve(ctx context.Context) {
 			a.log.Warn("resolve alternate server", "name", host, "err", err)
 			continue
 		}
-		got[host] = ips
+		got[host] = a.keep(ips)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -85,6 +85,7 @@ func (s *Server) policy(cfg config.Config) *gate.Policy {
 		RefuseUnknownMethods: true,
 
 		UnauthenticatedRate:      cfg.Limits.UnauthenticatedRate,
+		UserAllocateRate:         cfg.Limits.UserAllocateRate,
 		Bindings:                 bindings{s},
 		PermissionsPerAllocation: cfg.Limits.PermissionsPerAllocation,
 		ChannelsPerAllocation:    cfg.Limits.ChannelsPerAllocation,

@@ -37,6 +37,12 @@ func TestDefaultUserQuota(t *testing.T) {
 	if quota <= 0 || quota > 1024 {
 		t.Fatalf("default user_allocations %d: want a cap well under the relay range", quota)
 	}
+	// The default allocate rate's burst lets a user fill its quota at once,
+	// so the quota is what a fresh user meets; only the quota is tested here.
+	if burst := 2 * opts.Config.Limits.UserAllocateRate; burst < quota {
+		t.Fatalf("default user_allocate_rate's burst %d is under the default user_allocations %d", burst, quota)
+	}
+	opts.Config.Limits.UserAllocateRate = 0
 	s := start(t, opts)
 	for i := range quota {
 		if code := testturn.ErrorCode(dial(t, s, "udp").Allocate()); code != 0 {

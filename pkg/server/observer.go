@@ -13,6 +13,7 @@ const (
 	RejectRedirected  = "redirected"   // 300 Try Alternate while draining
 	RejectTCPDisabled = "tcp_disabled" // 442: RFC 6062 relays switched off
 	RejectCapacity    = "capacity"     // 508: no relay port free
+	RejectRate        = "rate"         // 486: limits.user_allocate_rate
 )
 
 // Reasons a CreatePermission or ChannelBind is refused.

@@ -109,7 +109,7 @@ func New(opts Options) (*Server, error) {
 	if s.accepting == nil {
 		s.accepting = func() bool { return true }
 	}
-	s.alts = &alternates{resolver: opts.Resolver, own: s.own.contains, log: s.log, refresh: opts.AlternatesRefresh}
+	s.alts = newAlternates(opts.Resolver, s.own.contains, s.log, opts.AlternatesRefresh)
 	if s.alts.resolver == nil {
 		s.alts.resolver = net.DefaultResolver
 	}
@@ -136,6 +136,10 @@ func New(opts Options) (*Server, error) {
 			if held, ok := s.logRate.reservations.Allow(); ok {
 				s.log.Info("allocation refused: too many port reservations", loglimit.Args(held, "user", user)...)
 			}
+		},
+		AllocateRateLimited: func(user string) {
+			s.obs.AllocationRejected(RejectRate)
+			s.log.Info("allocation refused: allocate rate", "user", user)
 		},
 		PeerRefused: func(user string, peer net.IP) {
 			s.obs.PermissionRejected(RejectPeerDenied)

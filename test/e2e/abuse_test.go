@@ -191,7 +191,7 @@ func TestAllocationFloodUpToQuota(t *testing.T) {
 	cfg.Limits.TotalAllocations = quota
 	cfg.Limits.UnauthenticatedRate = 0 // one client host floods on purpose
 	// One user from one address: only the total quota is under test.
-	cfg.Limits.UserAllocations, cfg.Limits.IPAllocations = 0, 0
+	cfg.Limits.UserAllocations, cfg.Limits.IPAllocations, cfg.Limits.UserAllocateRate = 0, 0, 0
 	srv := start(t, cfg)
 	base := srv.settle(t, idleFigures{}, 10*time.Second)
 

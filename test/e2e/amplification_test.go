@@ -23,12 +23,19 @@ import (
 // bytes; an extra attribute or a second datagram would break it.
 const maxAmplification = 4.0
 
+// methodUnknown is a STUN method no TURN or STUN RFC defines.
+const methodUnknown stun.Method = 0x050
+
 // TestAmplification sends the unauthenticated requests an attacker can
 // spoof over UDP, in their smallest form, and counts every byte turnd sends
 // back for each (every datagram, not only the first). It checks the factor
 // against maxAmplification and that no response names its software.
 func TestAmplification(t *testing.T) {
 	srv := start(t, testConfig())
+	// IPv6 answers are larger: XOR-MAPPED-ADDRESS carries 16 address bytes.
+	cfg6 := testConfig()
+	cfg6.Listen.UDP, cfg6.Listen.TCP = []string{"[::1]:0"}, nil
+	srv6 := start(t, cfg6)
 
 	// A valid nonce and realm, for the request with a wrong signature.
 	probe := testturn.Dial(t, "udp", srv.UDP, "demo", "demo")
@@ -44,25 +51,34 @@ func TestAmplification(t *testing.T) {
 	cases := []struct {
 		name string
 		req  *stun.Message
-		code int // expected error code; 0 = success, -1 = no answer at all
+		code int  // expected error code; 0 = success, -1 = no answer at all
+		v6   bool // sent to the IPv6 server
 	}{
-		{"binding, header only", build(t, stun.BindingRequest), 0},
-		{"binding with fingerprint", build(t, stun.BindingRequest, stun.Fingerprint), 0},
-		{"allocate without credentials", build(t, allocate, testturn.UDPTransport), 401},
-		{"allocate, header only", build(t, allocate), 401},
+		{"binding, header only", build(t, stun.BindingRequest), 0, false},
+		{"binding with fingerprint", build(t, stun.BindingRequest, stun.Fingerprint), 0, false},
+		{"binding over IPv6, header only", build(t, stun.BindingRequest), 0, true},
+		{"binding with an unknown comprehension-required attribute", build(t, stun.BindingRequest,
+			testturn.RawAttr(0x7F01, nil)), 420, false},
+		{"request of an unknown method, header only", build(t, stun.NewType(methodUnknown, stun.ClassRequest)), 400, false},
+		{"allocate without credentials", build(t, allocate, testturn.UDPTransport), 401, false},
+		{"allocate, header only", build(t, allocate), 401, false},
 		{"allocate with a bad message-integrity", build(t, allocate, testturn.UDPTransport,
 			stun.NewUsername("demo"), realm, nonce,
-			stun.MessageIntegrity(auth.LongTermKey("demo", realm.String(), "not the password")), stun.Fingerprint), 401},
+			stun.MessageIntegrity(auth.LongTermKey("demo", realm.String(), "not the password")), stun.Fingerprint), 401, false},
 		{"allocate with a stale nonce", build(t, allocate, stun.NewNonce("x"),
-			stun.MessageIntegrity(auth.LongTermKey("demo", realm.String(), "demo"))), 438},
-		{"refresh without credentials", build(t, refresh), 401},
+			stun.MessageIntegrity(auth.LongTermKey("demo", realm.String(), "demo"))), 438, false},
+		{"refresh without credentials", build(t, refresh), 401, false},
 		{"send indication without an allocation", build(t, stun.NewType(stun.MethodSend, stun.ClassIndication),
 			testturn.PeerAddr(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}),
-			testturn.RawAttr(stun.AttrData, []byte("x"))), -1},
+			testturn.RawAttr(stun.AttrData, []byte("x"))), -1, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			first, total := reflect(t, srv.UDP, tc.req, tc.code >= 0)
+			to := srv.UDP
+			if tc.v6 {
+				to = srv6.UDP
+			}
+			first, total := reflect(t, to, tc.req, tc.code >= 0)
 			if tc.code < 0 {
 				if total != 0 {
 					t.Fatalf("answered with %d bytes, want silence", total)

@@ -20,6 +20,7 @@ import (
 func TestReallocateFromSameAddress(t *testing.T) {
 	cfg := testConfig()
 	cfg.Log.Level = "info"
+	cfg.Limits.UserAllocateRate = 0 // 600 Allocates as fast as one client can
 	srv := start(t, cfg)
 	peer := echoPeer(t)
 	for _, network := range []string{"udp", "tcp"} {

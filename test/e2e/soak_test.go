@@ -50,6 +50,7 @@ func TestSoak(t *testing.T) {
 	// not grow, but high: liveHeap's Binding requests all come from
 	// 127.0.0.1, and the default (50/s per address) would drop most.
 	cfg.Limits.UnauthenticatedRate = 1_000_000
+	cfg.Limits.UserAllocateRate = 1_000_000 // one user churns on purpose
 	path := writeConfig(t, cfg)
 	srv := startTurndFile(t, path)
 	// Then warn: every allocation logs two info lines, and a million of

@@ -28,6 +28,7 @@ func TestStalledLogReaderKeepsServing(t *testing.T) {
 	p := &turnd{t: t, done: make(chan struct{}), added: make(chan struct{})}
 	cfg := testConfig()                // debug level: many lines per request
 	cfg.Limits.UnauthenticatedRate = 0 // 400 allocations from one address, quickly
+	cfg.Limits.UserAllocateRate = 0    // and one user
 	p.cmd = exec.Command(turndBin, "--config", writeConfig(t, cfg))
 	p.cmd.Stderr = w
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
