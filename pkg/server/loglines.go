@@ -20,6 +20,7 @@ type lineLimits struct {
 	totalBPS       *loglimit.Limiter // 486 at limits.total_bps
 	quota          *loglimit.Limiter // 486 at an allocation quota
 	reservations   *loglimit.Limiter // 486 past the port reservations per user
+	allocateRate   *loglimit.Limiter // 486 past limits.user_allocate_rate
 	peerRefused    *loglimit.Limiter // 403 to a permission, channel or connect to a denied peer
 	capacity       *loglimit.Limiter // 508 past a per-allocation cap
 	channelBound   *loglimit.Limiter // a debug line per channel
@@ -33,7 +34,7 @@ func newLineLimits() *lineLimits {
 	kind := func() *loglimit.Limiter { return loglimit.New(loglimit.PerSecond, l.now) }
 	l.badCredentials = kind()
 	l.restTooLong = kind()
-	l.draining, l.totalBPS, l.quota, l.reservations = kind(), kind(), kind(), kind()
+	l.draining, l.totalBPS, l.quota, l.reservations, l.allocateRate = kind(), kind(), kind(), kind(), kind()
 	l.peerRefused, l.capacity, l.channelBound = kind(), kind(), kind()
 	l.panics = loglimit.New(1, l.now)
 	l.proxy = loglimit.NewKinds(loglimit.PerSecond, l.now)

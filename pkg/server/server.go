@@ -139,7 +139,9 @@ func New(opts Options) (*Server, error) {
 		},
 		AllocateRateLimited: func(user string) {
 			s.obs.AllocationRejected(RejectRate)
-			s.log.Info("allocation refused: allocate rate", "user", user)
+			if held, ok := s.logRate.allocateRate.Allow(); ok {
+				s.log.Info("allocation refused: allocate rate", loglimit.Args(held, "user", user)...)
+			}
 		},
 		PeerRefused: func(user string, peer net.IP) {
 			s.obs.PermissionRejected(RejectPeerDenied)
