@@ -15,6 +15,7 @@ import (
 
 	oklog "github.com/oklog/run"
 
+	"github.com/turnd/turnd/internal/loglimit"
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/drain"
 	"github.com/turnd/turnd/pkg/httpapi"
@@ -143,12 +144,17 @@ func (d *daemon) drain(ctx context.Context, signals <-chan drain.Signal) {
 // addHTTP adds the probes, metrics and /status server to g.
 func (d *daemon) addHTTP(g *oklog.Group) {
 	limits := httpapi.DefaultLimits()
+	refused := loglimit.New(loglimit.PerSecond, nil) // any HTTP client can cause the line
 	hs := httpapi.NewServer(httpapi.New(httpapi.Options{
 		Version: version, Started: d.started, Allocations: d.registry.ByTransport, Expiry: d.registry.Expiry,
 		Traffic: d.totals, Drain: d.machine.Status, Gatherer: d.reg, Warnings: d.warnings,
 		Admin: httpapi.Admin{
 			TokenFile: d.cfg.HTTP.AdminTokenFile, Sessions: d.srv.Sessions, Usage: d.srv.Usage, Disconnect: d.srv.Disconnect,
-			Problem: func(err error) { d.log.Warn("admin request refused", "err", err) },
+			Problem: func(err error) {
+				if held, ok := refused.Allow(); ok {
+					d.log.Warn("admin request refused", loglimit.Args(held, "err", err)...)
+				}
+			},
 		},
 	}), limits)
 	g.Add(named("http", func() error {

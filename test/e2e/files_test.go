@@ -144,3 +144,57 @@ func TestAdminTokenFileModeWarned(t *testing.T) {
 		t.Errorf("%d warnings about the token file, want 2 (start, first reload)", n)
 	}
 }
+
+// TestAdminRefusalLinesAreBounded: while the token file cannot be used,
+// every admin request is refused with a line, and any HTTP client can send
+// them: at most 10 a second reach the log, and a later one says how many
+// were held back.
+func TestAdminRefusalLinesAreBounded(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "admin-token")
+	cfg := testConfig()
+	cfg.HTTP.AdminTokenFile = tokenFile // never written: every request fails to read it
+	srv := start(t, cfg)
+	const requests = 200
+	began := time.Now()
+	for range requests {
+		resp, err := http.Get("http://" + srv.HTTP + "/sessions")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("/sessions without a token file: %d, want 503", resp.StatusCode)
+		}
+	}
+	// Each second the requests touched lets 10 through.
+	bound := 10 * (int(time.Since(began)/time.Second) + 2)
+	srv.mu.Lock()
+	n := 0
+	for _, l := range srv.lines {
+		if l["msg"] == "admin request refused" {
+			n++
+		}
+	}
+	srv.mu.Unlock()
+	if n == 0 || n > bound {
+		t.Fatalf("%d requests refused made %d log lines, want 1..%d", requests, n, bound)
+	}
+	// The next second's first line carries the count: keep asking, paced,
+	// for at most 3 s.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); <-tick.C {
+		if resp, err := http.Get("http://" + srv.HTTP + "/sessions"); err == nil {
+			resp.Body.Close()
+		}
+		srv.mu.Lock()
+		for _, l := range srv.lines {
+			if l["msg"] == "admin request refused" && l["suppressed"] != nil {
+				srv.mu.Unlock()
+				return
+			}
+		}
+		srv.mu.Unlock()
+	}
+	t.Fatal("no later line said how many were suppressed")
+}
