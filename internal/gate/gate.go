@@ -74,7 +74,7 @@ func New(p *Policy, h Hooks) *Gate {
 // SetPolicy replaces the policy for requests inspected from now on.
 func (g *Gate) SetPolicy(p *Policy) {
 	g.limiter.SetRate(p.UnauthenticatedRate)
-	g.allocates.SetRate(p.UserAllocateRate)
+	g.allocates.SetRate(p.UserAllocateRate, p.UserAllocateBurst)
 	g.policy.Store(p)
 }
 

@@ -47,10 +47,10 @@ type Policy struct {
 	// are dropped unanswered. 0: no limit.
 	UnauthenticatedRate int
 	// UserAllocateRate bounds the authenticated Allocate requests of one
-	// user (the user ID Keys returns) per second, with a burst of twice
-	// that; past it they are answered 486 Allocation Quota Reached, signed.
-	// 0: no limit.
-	UserAllocateRate int
+	// user (the user ID Keys returns) per second, with a burst of
+	// UserAllocateBurst (0: twice the rate); past it they are answered 486
+	// Allocation Quota Reached, signed. 0: no limit.
+	UserAllocateRate, UserAllocateBurst int
 	// Bindings counts an allocation's permissions and channels; with the
 	// two limits it caps them (508 Insufficient Capacity). nil: no caps.
 	Bindings Bindings

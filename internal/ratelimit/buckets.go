@@ -17,7 +17,8 @@ const shards = 16
 // different shards do not wait for each other. The zero rate means
 // unlimited.
 type buckets[K comparable] struct {
-	rate   atomic.Int64 // tokens per second; the burst is twice this
+	rate   atomic.Int64 // tokens per second
+	burst  atomic.Int64 // tokens a quiet key may spend at once
 	now    func() time.Time
 	shard  func(K) int // in [0, shards)
 	shards [shards]shard[K]
@@ -38,10 +39,14 @@ func (b *buckets[K]) init(rate int, now func() time.Time, shardOf func(K) int) {
 		now = time.Now
 	}
 	b.now, b.shard = now, shardOf
-	b.setRate(rate)
+	b.setRate(rate, 2*rate)
 }
 
-func (b *buckets[K]) setRate(rate int) { b.rate.Store(int64(max(rate, 0))) }
+// setRate sets the rate and the burst, which is at least one token.
+func (b *buckets[K]) setRate(rate, burst int) {
+	b.burst.Store(int64(max(burst, 1)))
+	b.rate.Store(int64(max(rate, 0)))
+}
 
 // take spends one token of k and reports whether there was one.
 func (b *buckets[K]) take(k K) bool {
@@ -49,7 +54,7 @@ func (b *buckets[K]) take(k K) bool {
 	if rate == 0 {
 		return true
 	}
-	burst := 2 * rate
+	burst := float64(b.burst.Load())
 	now := b.now()
 	s := &b.shards[b.shard(k)]
 	s.mu.Lock()

@@ -34,7 +34,7 @@ func New(rate int, now func() time.Time) *Limiter {
 
 // SetRate changes the rate for every address (a config reload); 0 turns
 // limiting off.
-func (l *Limiter) SetRate(rate int) { l.b.setRate(rate) }
+func (l *Limiter) SetRate(rate int) { l.b.setRate(rate, 2*rate) }
 
 // Allow spends one token of addr and reports whether there was one.
 func (l *Limiter) Allow(addr netip.Addr) bool { return l.b.take(clientip.Key(addr)) }

@@ -22,9 +22,14 @@ func NewUsers(rate int, now func() time.Time) *Users {
 	return u
 }
 
-// SetRate changes the rate for every user (a config reload); 0 turns
-// limiting off.
-func (u *Users) SetRate(rate int) { u.b.setRate(rate) }
+// SetRate changes the rate and the burst for every user (a config reload);
+// a rate of 0 turns limiting off, a burst of 0 is twice the rate.
+func (u *Users) SetRate(rate, burst int) {
+	if burst == 0 {
+		burst = 2 * rate
+	}
+	u.b.setRate(rate, burst)
+}
 
 // Allow spends one token of user and reports whether there was one.
 func (u *Users) Allow(user string) bool { return u.b.take(user) }

@@ -26,7 +26,7 @@ func TestUsersBurstThenRate(t *testing.T) {
 	if !u.Allow("alice") || u.Allow("alice") {
 		t.Fatal("refill is not 5 per second")
 	}
-	u.SetRate(0)
+	u.SetRate(0, 0)
 	for range 100 {
 		if !u.Allow("alice") {
 			t.Fatal("zero rate limited")

@@ -83,13 +83,14 @@ func (r *Registry) Admit(user string, ip netip.Addr) error {
 	if l.Total > 0 && int(r.count.Load()) >= l.Total {
 		return ErrTotalQuota
 	}
-	if l.PerUser > 0 && r.UserCount(user) >= l.PerUser {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case l.PerUser > 0 && r.perUser[user] >= l.PerUser:
 		return ErrUserQuota
-	}
-	if l.PerIP > 0 && r.IPCount(ip) >= l.PerIP {
+	case l.PerIP > 0 && r.clients.Host(ip) >= l.PerIP:
 		return ErrIPQuota
-	}
-	if l.PerPrefix > 0 && r.PrefixCount(ip) >= l.PerPrefix {
+	case l.PerPrefix > 0 && r.clients.Network(ip) >= l.PerPrefix:
 		return ErrPrefixQuota
 	}
 	return nil

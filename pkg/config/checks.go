@@ -187,19 +187,6 @@ func (c Config) checkLimits(v *validator) {
 			v.add(path, "must be >= 0 (0 means unlimited)")
 		}
 	}
-	// A network holds at least one client: a prefix cap below the per-IP
-	// one would make the per-IP cap a dead letter.
-	for _, c := range []struct {
-		path, of      string
-		prefix, perIP int
-	}{
-		{"limits.prefix_allocations", "limits.ip_allocations", l.PrefixAllocations, l.IPAllocations},
-		{"limits.connections_per_prefix", "limits.connections_per_ip", l.ConnectionsPerPrefix, l.ConnectionsPerIP},
-	} {
-		if c.prefix > 0 && c.perIP > 0 && c.prefix < c.perIP {
-			v.add(c.path, "must be 0 (unlimited) or at least %s (%d)", c.of, c.perIP)
-		}
-	}
 	for path, n := range map[string]int64{"limits.max_bps": l.MaxBPS, "limits.total_bps": l.TotalBPS} {
 		if n < 0 {
 			v.add(path, "must be >= 0 (0 means unlimited)")

@@ -31,7 +31,9 @@ type Config struct {
 	HTTP HTTP `yaml:"http"`
 	// Log configures logging.
 	Log Log `yaml:"log"`
-	// PIDFile, when set, is where turnd writes its process ID. Default "" (none).
+	// PIDFile, when set, is where turnd writes its process ID: a file it
+	// renames into place, so its directory must be writable by turnd (as
+	// systemd's RuntimeDirectory is). Default "" (none).
 	PIDFile string `yaml:"pidfile"`
 }
 
@@ -167,8 +169,8 @@ type Limits struct {
 	// PrefixAllocations caps live allocations per client IPv4 /24 or IPv6
 	// /48 together (one network's share), so that one network's many
 	// addresses cannot hold the relay range between them. Default 2048 (an
-	// eighth of the default relay range); 0 means unlimited. Must be 0 or
-	// at least ip_allocations.
+	// eighth of the default relay range); 0 means unlimited. Below
+	// ip_allocations it is raised to it (PrefixCaps).
 	PrefixAllocations int `yaml:"prefix_allocations"`
 	// PermissionsPerAllocation caps the peers one allocation may permit;
 	// more are answered 508. Default 64; 0 means unlimited.
@@ -183,10 +185,10 @@ type Limits struct {
 	UnauthenticatedRate int `yaml:"unauthenticated_rate"`
 	// UserAllocateRate is how many Allocate requests per second one user
 	// (REST: the part after the expiry) may send with valid credentials,
-	// with a burst of twice that; past it they are answered 486, so that
-	// allocating and releasing in a loop cannot take a CPU. Default 64
-	// (burst 128, the default user_allocations; a browser sends a handful
-	// a minute); 0 means unlimited.
+	// with a burst of twice that or user_allocations if more; past it they
+	// are answered 486, so that allocating and releasing in a loop cannot
+	// take a CPU. Default 64 (a browser sends a handful a minute); 0 means
+	// unlimited, and so does a user_allocations of 0 (AllocateRate).
 	UserAllocateRate int `yaml:"user_allocate_rate"`
 	// IdleConnectionTimeout closes a TCP or TLS connection that holds no
 	// allocation (and is no RFC 6062 data connection) this long after it
@@ -199,8 +201,8 @@ type Limits struct {
 	// ConnectionsPerPrefix caps open TCP and TLS client connections per
 	// client IPv4 /24 or IPv6 /48 together (one network's share), so that
 	// one network's many addresses cannot take every connection slot.
-	// Default 2048 (an eighth of connections); 0 means unlimited. Must be 0
-	// or at least connections_per_ip.
+	// Default 2048 (an eighth of connections); 0 means unlimited. Below
+	// connections_per_ip it is raised to it (PrefixCaps).
 	ConnectionsPerPrefix int `yaml:"connections_per_prefix"`
 	// Connections caps open TCP and TLS client connections in all, so they
 	// cannot take the file descriptors relay sockets need. Default 16384;

@@ -121,7 +121,9 @@ func TestRefusals(t *testing.T) {
 		},
 		{
 			name:      "allocate rate",
-			configure: func(c *config.Config) { c.Limits.UserAllocateRate = 1 }, // a burst of 2
+			configure: func(c *config.Config) {
+				c.Limits.UserAllocateRate, c.Limits.UserAllocations = 1, 2 // a burst of 2
+			},
 			run: func(t *testing.T, s *serverUnderTest) int {
 				s.dial("udp", "demo", "demo").MustAllocate()
 				s.dial("tcp", "demo", "demo").MustAllocate()

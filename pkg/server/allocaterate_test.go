@@ -13,11 +13,11 @@ import (
 // signed 486 Allocation Quota Reached, counted as "rate"; once its bucket
 // refills it allocates again.
 func TestAllocateChurnLimited(t *testing.T) {
-	const rate = 5 // a burst of 10
+	const rate = 5 // a burst of 10: the quota below it, and the client releases each allocation
 	obs := &fakeObserver{}
 	opts := testOptions()
 	opts.Observer = obs
-	opts.Config.Limits.UserAllocateRate = rate
+	opts.Config.Limits.UserAllocateRate, opts.Config.Limits.UserAllocations = rate, 2
 	s := start(t, opts)
 	c := dial(t, s, "udp")
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"strconv"
@@ -76,28 +77,39 @@ type alternates struct {
 // say where clients may relay, not where turnd's fleet is.
 func newAlternates(resolver Resolver, own func(netip.AddrPort) bool, log *slog.Logger, refresh time.Duration) *alternates {
 	// peerfilter.New fails only on bad entries, and there are none.
-	usable, _ := peerfilter.New(peerfilter.Options{AllowLoopback: true, Allowed: []string{"100.64.0.0/10"}})
+	usable, _ := peerfilter.New(peerfilter.Options{AllowLoopback: true, Allowed: []string{
+		"100.64.0.0-100.100.100.199", "100.100.100.201-100.127.255.255", // all but Alibaba Cloud's metadata address
+	}})
 	return &alternates{resolver: resolver, own: own, log: log, refresh: refresh, usable: usable}
 }
 
 // keep returns the records of one answer worth publishing: usable ones, at
-// most maxResolvedPerFamily of each family, in the order the resolver gave.
+// most maxResolvedPerFamily of each family. Past that a random sample is
+// kept, so that draining servers do not all send clients to the same part of
+// a large fleet.
 func (a *alternates) keep(ips []netip.Addr) []netip.Addr {
-	var out []netip.Addr
-	var v4, v6 int
+	var v4, v6 []netip.Addr
 	for _, ip := range ips {
 		ip = ip.Unmap().WithZone("")
-		n := &v6
-		if ip.Is4() {
-			n = &v4
-		}
-		if *n >= maxResolvedPerFamily || !a.usable.AllowedAddr(ip) {
+		if !a.usable.AllowedAddr(ip) {
 			continue
 		}
-		*n++
-		out = append(out, ip)
+		if ip.Is4() {
+			v4 = append(v4, ip)
+		} else {
+			v6 = append(v6, ip)
+		}
 	}
-	return out
+	return append(sample(v4, maxResolvedPerFamily), sample(v6, maxResolvedPerFamily)...)
+}
+
+// sample returns at most n of ips, chosen at random when there are more.
+func sample(ips []netip.Addr, n int) []netip.Addr {
+	if len(ips) > n {
+		rand.Shuffle(len(ips), func(i, j int) { ips[i], ips[j] = ips[j], ips[i] })
+		ips = ips[:n]
+	}
+	return ips
 }
 
 // parseAlternates reads drain.alternate_servers, which Validate has checked.

@@ -68,6 +68,7 @@ func (s *Server) apply(cfg config.Config) error {
 
 // policy is the gate's view of cfg; apply has already checked it.
 func (s *Server) policy(cfg config.Config) *gate.Policy {
+	allocateRate, allocateBurst := cfg.Limits.AllocateRate()
 	return &gate.Policy{
 		Keys:            gateKeys(s),
 		MultiKey:        len(cfg.Auth.Secrets) > 1,
@@ -85,7 +86,8 @@ func (s *Server) policy(cfg config.Config) *gate.Policy {
 		RefuseUnknownMethods: true,
 
 		UnauthenticatedRate:      cfg.Limits.UnauthenticatedRate,
-		UserAllocateRate:         cfg.Limits.UserAllocateRate,
+		UserAllocateRate:         allocateRate,
+		UserAllocateBurst:        allocateBurst,
 		Bindings:                 bindings{s},
 		PermissionsPerAllocation: cfg.Limits.PermissionsPerAllocation,
 		ChannelsPerAllocation:    cfg.Limits.ChannelsPerAllocation,
@@ -158,8 +160,9 @@ func defaultLifetime(cfg config.Config) time.Duration {
 // AllocationLimits are the allocation quotas cfg sets (limits.total_allocations,
 // user_allocations, ip_allocations, prefix_allocations), as the registry applies them.
 func AllocationLimits(cfg config.Config) allocation.Limits {
+	perPrefix, _ := cfg.Limits.PrefixCaps()
 	return allocation.Limits{
 		Total: cfg.Limits.TotalAllocations, PerUser: cfg.Limits.UserAllocations, PerIP: cfg.Limits.IPAllocations,
-		PerPrefix: cfg.Limits.PrefixAllocations,
+		PerPrefix: perPrefix,
 	}
 }

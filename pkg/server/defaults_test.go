@@ -39,7 +39,7 @@ func TestDefaultUserQuota(t *testing.T) {
 	}
 	// The default allocate rate's burst lets a user fill its quota at once,
 	// so the quota is what a fresh user meets; only the quota is tested here.
-	if burst := 2 * opts.Config.Limits.UserAllocateRate; burst < quota {
+	if _, burst := opts.Config.Limits.AllocateRate(); burst < quota {
 		t.Fatalf("default user_allocate_rate's burst %d is under the default user_allocations %d", burst, quota)
 	}
 	opts.Config.Limits.UserAllocateRate = 0

@@ -47,8 +47,8 @@ func (s *Server) bind(cfg config.Config) error {
 // connLimits are limits.connections_per_ip, connections_per_prefix and
 // connections.
 func connLimits(cfg config.Config) edge.ConnLimits {
-	l := cfg.Limits
-	return edge.ConnLimits{PerIP: l.ConnectionsPerIP, PerPrefix: l.ConnectionsPerPrefix, Total: l.Connections}
+	_, perPrefix := cfg.Limits.PrefixCaps()
+	return edge.ConnLimits{PerIP: cfg.Limits.ConnectionsPerIP, PerPrefix: perPrefix, Total: cfg.Limits.Connections}
 }
 
 // proxyOptions are listen.proxy_protocol's, nil when no listener has it.
