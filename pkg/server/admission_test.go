@@ -120,7 +120,7 @@ func TestRefusals(t *testing.T) {
 			wantCode: 486, wantSigned: true, rejected: []string{"quota"},
 		},
 		{
-			name:      "allocate rate",
+			name: "allocate rate",
 			configure: func(c *config.Config) {
 				c.Limits.UserAllocateRate, c.Limits.UserAllocations = 1, 2 // a burst of 2
 			},
