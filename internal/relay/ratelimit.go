@@ -13,6 +13,22 @@ import (
 // rate by more than that over any longer span.
 const burstAllowance = 100 * time.Millisecond
 
+// Each datagram is charged its payload and its IP and UDP headers on the
+// relay's side: bit/s on the wire, so a flood of tiny datagrams is held
+// like a flood of bytes.
+const (
+	udpHeader4 = 20 + 8
+	udpHeader6 = 40 + 8
+)
+
+// udpHeader is the IP and UDP header of one datagram of the family.
+func udpHeader(v6 bool) int {
+	if v6 {
+		return udpHeader6
+	}
+	return udpHeader4
+}
+
 // bucket holds one direction of one allocation to a rate in bits per
 // second: a token bucket kept as the time its debt is paid off (GCRA), so
 // one compare-and-swap updates it, with no lock and no allocation.
@@ -40,6 +56,15 @@ func (b *bucket) allow(n int, rl *Relay) bool {
 		if b.tat.CompareAndSwap(tat, start+cost) {
 			return true
 		}
+	}
+}
+
+// refund gives back n bytes allow charged, for traffic that was not
+// relayed after all. Debt paid off meanwhile is not credited twice: allow
+// never starts before now.
+func (b *bucket) refund(n int) {
+	if bps := b.bps.Load(); bps > 0 {
+		b.tat.Add(-int64(n) * 8 * int64(time.Second) / bps)
 	}
 }
 

@@ -97,7 +97,7 @@ func (c *peerConn) readCounted(p []byte) (int, error) {
 	}
 	n, err := c.Conn.Read(c.traffic.fromRate.chunk(p))
 	if n > 0 {
-		c.traffic.tally.fromPeer(c.rl.opts.Counters, n)
+		c.traffic.tally.fromPeer(c.rl.opts.Counters, 1, n)
 		if perr := c.pace(&c.traffic.fromRate, n); perr != nil && err == nil {
 			err = perr
 		}
@@ -156,6 +156,7 @@ func (rl *Relay) retireTCP(k liveKey, r *tcpRelay) {
 		return
 	}
 	r.traffic.end()
+	r.traffic.tally.flush(rl.opts.Counters)
 	if rl.tcpEnded == nil {
 		rl.tcpEnded = make(map[liveKey]*tcpTraffic)
 	}
@@ -166,6 +167,9 @@ func (rl *Relay) retireTCP(k liveKey, r *tcpRelay) {
 func (rl *Relay) tcpDeleted(k liveKey) {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
+	if t := rl.tcpEnded[k]; t != nil {
+		t.tally.flush(rl.opts.Counters) // what its connections counted as they closed
+	}
 	delete(rl.tcpEnded, k)
 }
 

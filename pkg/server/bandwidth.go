@@ -52,12 +52,14 @@ func (t *throughput) rate(now time.Time, total uint64) float64 {
 	return t.bps
 }
 
-// overCapacity reports whether the server relays more than total_bps.
+// overCapacity reports whether the server relays more than total_bps:
+// what it relayed, on the wire (payload and IP and UDP headers, as
+// max_bps counts), never what it dropped.
 func (s *Server) overCapacity() bool {
 	limit := s.cfg.Load().Limits.TotalBPS
 	if limit <= 0 {
 		return false
 	}
 	c := s.relay.Counters()
-	return s.load.rate(time.Now(), c.ToPeerBytes.Load()+c.FromPeerBytes.Load()) >= float64(limit)
+	return s.load.rate(time.Now(), c.ToPeerBytes.Load()+c.FromPeerBytes.Load()+c.HeaderBytes.Load()) >= float64(limit)
 }
