@@ -57,8 +57,9 @@ type Conn struct {
 	// allocation (Disconnect): pion's goroutine must then delete it.
 	cut atomic.Bool
 
-	// toRate and fromRate hold each direction to limits.max_bps.
-	toRate, fromRate bucket
+	// toRate and fromRate hold each direction to limits.max_bps and
+	// limits.user_total_bps.
+	toRate, fromRate limit
 }
 
 // clientPath is where the downlink goes: the client's address via the lane

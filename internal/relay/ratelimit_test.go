@@ -3,6 +3,7 @@ package relay
 import (
 	"net"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,12 +47,12 @@ func TestRateLimitDropsPastTheBurst(t *testing.T) {
 // rate and no faster (the relay's clock is real: the test spans 300 ms).
 func TestBucketRefillsAtItsRate(t *testing.T) {
 	g := New(Options{})
-	var b bucket
-	b.bps.Store(8_000_000) // 1 MB/s: a 1 kB datagram costs 1 ms
+	var l limit
+	l.own.bps.Store(8_000_000) // 1 MB/s: a 1 kB datagram costs 1 ms
 	start := time.Now()
 	passed := 0
 	for time.Since(start) < 300*time.Millisecond {
-		if b.allow(1000, g) {
+		if l.allow(1000, g) {
 			passed++
 		}
 	}
@@ -75,6 +76,22 @@ func TestRateLimitedFastPathDoesNotAllocate(t *testing.T) {
 	}
 	if u, _ := r.gen.Usage(relayAddrOf(r)); u.RateLimited == 0 {
 		t.Fatal("no packet was dropped: the guard did not cover the drop path")
+	}
+	// A user's shared rate instead, passing and dropping.
+	var shared UserRate
+	shared.Set(1_000_000)
+	if err := r.gen.SetRate(relayAddrOf(r), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.gen.ShareRate(relayAddrOf(r), &shared); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := r.gen.Usage(relayAddrOf(r))
+	if a := testing.AllocsPerRun(500, func() { r.up(pkt, clientAP) }); a != 0 {
+		t.Errorf("uplink held to a user's rate: %v allocations per packet", a)
+	}
+	if u, _ := r.gen.Usage(relayAddrOf(r)); u.RateLimited == before.RateLimited || u.ToPeerPackets == before.ToPeerPackets {
+		t.Fatalf("usage %+v after %+v: the guard did not cover both paths of the user's rate", u, before)
 	}
 }
 
@@ -226,5 +243,69 @@ func BenchmarkDownlinkChannelDataRateLimited(b *testing.B) {
 		if _, err := r.client.Read(buf); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkUplinkSharedUserRate runs one allocation per CPU, all of one
+// user, in parallel: off, each held to its own rate, and drawing on one
+// shared user rate as well (limits.user_total_bps), whose bucket is the
+// one cache line they all write. Every datagram passes.
+func BenchmarkUplinkSharedUserRate(b *testing.B) {
+	for _, mode := range []string{"off", "own", "shared"} {
+		b.Run(mode, func(b *testing.B) {
+			var shared UserRate
+			shared.Set(100_000_000_000)
+			rigs := make([]*fastPathRig, runtime.GOMAXPROCS(0))
+			for i := range rigs {
+				rigs[i] = newFastPathRig(b)
+				if mode != "off" {
+					if err := rigs[i].gen.SetRate(relayAddrOf(rigs[i]), 100_000_000_000); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if mode == "shared" {
+					if err := rigs[i].gen.ShareRate(relayAddrOf(rigs[i]), &shared); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			pkt := channelData(0x4001, make([]byte, 160))
+			var next atomic.Int32
+			b.ReportAllocs()
+			b.SetBytes(160)
+			b.ResetTimer() // the rigs' set-up is not the relay's per-packet cost
+			b.RunParallel(func(pb *testing.PB) {
+				r := rigs[int(next.Add(1)-1)%len(rigs)]
+				clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
+				for pb.Next() {
+					r.up(pkt, clientAP)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkLimitAllow is the rate check alone, without a socket: off, the
+// allocation's own rate, and its user's shared rate as well.
+func BenchmarkLimitAllow(b *testing.B) {
+	g := New(Options{})
+	for _, mode := range []string{"off", "own", "shared"} {
+		b.Run(mode, func(b *testing.B) {
+			var l limit
+			var u UserRate
+			if mode != "off" {
+				l.own.bps.Store(100_000_000_000_000)
+			}
+			if mode == "shared" {
+				u.Set(100_000_000_000_000)
+				l.user.Store(&u.to)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if !l.allow(160+udpHeader4, g) {
+					b.Fatal("refused")
+				}
+			}
+		})
 	}
 }

@@ -37,7 +37,8 @@ const (
 	// NoPermission: a peer's datagram with neither a permission nor a
 	// channel for it (RFC 8656 §11.3: discard), junk at a relay port.
 	NoPermission Reason = iota
-	// RateLimited: past the allocation's limits.max_bps.
+	// RateLimited: past the allocation's limits.max_bps or its user's
+	// limits.user_total_bps.
 	RateLimited
 	// TooLong: a peer datagram too long for a Data indication's 16-bit
 	// length, or for the buffer of the read loop serving a TLS client.
@@ -106,7 +107,7 @@ type Usage struct {
 	// the allocation installed over its life, refreshes not counted again.
 	Permissions, Channels uint64
 	// RateLimited counts datagrams dropped, either way, because the
-	// allocation was past its max_bps.
+	// allocation was past its max_bps or its user past user_total_bps.
 	RateLimited uint64
 	// NoPermission counts peers' datagrams discarded because the
 	// allocation had neither a permission nor a channel for them.
