@@ -12,6 +12,7 @@ import (
 
 	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/internal/netaddr"
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/internal/wire"
 )
 
@@ -56,8 +57,9 @@ type Conn struct {
 	// allocation (Disconnect): pion's goroutine must then delete it.
 	cut atomic.Bool
 
-	// toRate and fromRate hold each direction to limits.max_bps.
-	toRate, fromRate bucket
+	// toRate and fromRate hold each direction to limits.max_bps and
+	// limits.user_total_bps.
+	toRate, fromRate limit
 }
 
 // clientPath is where the downlink goes: the client's address via the lane
@@ -123,41 +125,76 @@ func (c *Conn) readFrom(p []byte) (int, net.Addr, error) {
 		if err != nil {
 			return 0, nil, err
 		}
-		if !c.fromRate.allow(n, c.relay) {
-			c.rateLimited(&c.relay.opts.Counters.DroppedToClient)
-			continue
-		}
-		c.tally.fromPeer(c.relay.opts.Counters, n)
 		if n > len(room) {
 			// Longer than pion's buffer: relayed cut short it would be
 			// another datagram than the peer sent.
-			c.relay.opts.Counters.DroppedToClient.Add(1)
+			c.discard(from, n)
 			continue
 		}
-		if cp := c.client.Load(); cp != nil {
-			// Neither a channel nor a permission: RFC 8656 §11.3 says discard.
-			// pion would too, with a log line per datagram; a peer spraying a
-			// relay port is not worth one.
-			if frame, ok := c.frameDown(p, c.head, n, from, cp.stream != nil); ok {
-				cp.send(frame)
+		cost := n + udpHeader(c.key.v6)
+		cp := c.client.Load()
+		if cp == nil {
+			// pion relays it by its own bindings, which the fast path
+			// mirrors: what they would discard is not charged.
+			if !c.routed(from) {
+				c.tally.unpermittedFrom(c.relay.opts.Counters, n)
+				continue
 			}
-			continue
+			if !c.fromRate.allow(cost, c.relay) {
+				c.tally.limited(c.relay.opts.Counters, false, n)
+				continue
+			}
+			c.tally.fromPeer(c.relay.opts.Counters, 1, n)
+			copy(p, p[c.head:c.head+n])
+			return n, net.UDPAddrFromAddrPort(from), nil
 		}
-		copy(p, p[c.head:c.head+n])
-		return n, net.UDPAddrFromAddrPort(from), nil
+		// Neither a channel nor a permission: RFC 8656 §11.3 says discard.
+		// pion would too, with a log line per datagram; a peer spraying a
+		// relay port is not worth one.
+		frame, why, ok := c.frameDown(p, c.head, n, from, cp.stream != nil)
+		switch {
+		case !ok:
+			c.dropFrom(why, n)
+		case !c.fromRate.allow(cost, c.relay):
+			c.tally.limited(c.relay.opts.Counters, false, n)
+		default:
+			cp.send(frame)
+			c.tally.fromPeer(c.relay.opts.Counters, 1, n)
+		}
 	}
+}
+
+// routed reports whether a peer's datagram has somewhere to go: a channel
+// or a permission (RFC 8656 §11.3).
+func (c *Conn) routed(from netip.AddrPort) bool {
+	from = netaddr.Unmap(from)
+	if _, ok := c.channelOf(from); ok {
+		return true
+	}
+	return c.permitted(from.Addr())
+}
+
+// discard counts a peer's datagram of n bytes that cannot be relayed
+// whole: junk if nothing permits its sender, else too long.
+func (c *Conn) discard(from netip.AddrPort, n int) {
+	if !c.routed(from) {
+		c.tally.unpermittedFrom(c.relay.opts.Counters, n)
+		return
+	}
+	c.dropFrom(traffic.TooLong, n)
 }
 
 // frameDown turns a peer's datagram (at p[off:off+n]) into what its client
 // receives, in place: ChannelData on a bound channel, or a Data indication
-// if the peer has a permission; false if it has neither (RFC 8656 §11.3:
-// discard), or if the datagram does not fit a Data indication's 16-bit
-// length (counted as dropped: a wrapped length would let the peer's bytes
-// be read as frames of the client's stream). A ChannelData length always
-// fits a UDP payload. off must leave room for the larger header.
+// if the peer has a permission. It is not relayed (false) if the peer has
+// neither (traffic.NoPermission: RFC 8656 §11.3 says discard), or if the
+// datagram does not fit a Data indication's 16-bit length
+// (traffic.TooLong: a wrapped length would let the peer's bytes be read as
+// frames of the client's stream). A ChannelData length always fits a UDP
+// payload. off must leave room for the larger header.
 //
 // Hot path: no allocation.
-func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool) ([]byte, bool) {
+func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool) ([]byte, traffic.Reason, bool) {
 	from = netaddr.Unmap(from)
 	if num, ok := c.channelOf(from); ok {
 		wire.PutChannelDataHeader(p[off-4:off], num, n)
@@ -167,18 +204,17 @@ func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool)
 			clear(p[end : end+pad])
 			end += pad
 		}
-		return p[off-4 : end], true
+		return p[off-4 : end], 0, true
 	}
 	if !c.permitted(from.Addr()) {
-		return nil, false
+		return nil, traffic.NoPermission, false
 	}
 	head := wire.DataIndicationHead4
 	if !from.Addr().Is4() {
 		head = wire.DataIndicationHead6
 	}
 	if head-wire.HeaderSize+n > wire.MaxBody {
-		c.relay.opts.Counters.DroppedToClient.Add(1)
-		return nil, false
+		return nil, traffic.TooLong, false
 	}
 	start := off - head
 	var txid [12]byte
@@ -186,24 +222,31 @@ func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool)
 	binary.BigEndian.PutUint32(txid[8:], uint32(c.txids.Uint64()))
 	total := wire.PutDataIndication(p[start:off], txid, from, n)
 	clear(p[off+n : start+total]) // padding
-	return p[start : start+total], true
+	return p[start : start+total], 0, true
 }
 
 // WriteTo is pion's uplink path (Send indications, and ChannelData the
 // fast path did not take).
 func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	if c.relay.forbidden(addr) {
+		c.dropTo(traffic.ForbiddenPeer, len(p))
 		return len(p), nil // dropped, as a datagram may be
 	}
-	if !c.toRate.allow(len(p), c.relay) {
-		c.rateLimited(&c.relay.opts.Counters.DroppedToPeer)
+	cost := len(p) + udpHeader(c.key.v6)
+	if !c.toRate.allow(cost, c.relay) {
+		c.tally.limited(c.relay.opts.Counters, true, len(p))
 		return len(p), nil // dropped as a full socket buffer would: pion need not know
 	}
 	n, err := c.Socket.WriteTo(p, addr)
-	if err == nil {
-		c.tally.toPeer(c.relay.opts.Counters, n)
+	if err != nil {
+		c.toRate.refund(cost)
+		if !errors.Is(err, net.ErrClosed) {
+			c.dropTo(traffic.SendError, len(p))
+		}
+		return n, err
 	}
-	return n, err
+	c.tally.toPeer(c.relay.opts.Counters, n)
+	return n, nil
 }
 
 // relayUp sends a client's ChannelData payload to its peer (uplink fast
@@ -212,8 +255,9 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 //
 // Hot path: no allocation.
 func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
-	if !c.toRate.allow(len(payload), c.relay) {
-		c.rateLimited(&c.relay.opts.Counters.DroppedToPeer)
+	cost := len(payload) + udpHeader(c.key.v6)
+	if !c.toRate.allow(cost, c.relay) {
+		c.tally.limited(c.relay.opts.Counters, true, len(payload))
 		return
 	}
 	c.fdMu.RLock()
@@ -223,7 +267,8 @@ func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
 		case err == nil:
 			c.tally.toPeer(c.relay.opts.Counters, len(payload))
 		case !errors.Is(err, net.ErrClosed):
-			c.relay.opts.Counters.DroppedToPeer.Add(1)
+			c.toRate.refund(cost)
+			c.dropTo(traffic.SendError, len(payload))
 		}
 	}
 	c.fdMu.RUnlock()
@@ -327,11 +372,24 @@ func (c *Conn) Close() error {
 	return err
 }
 
-// rateLimited counts a datagram dropped for the allocation's max_bps, in
-// the allocation's usage and in total.
-func (c *Conn) rateLimited(total *atomic.Uint64) {
-	c.tally.limited.Add(1)
-	total.Add(1)
+// dropTo and dropFrom count a datagram of n bytes dropped for a rare
+// reason (not a permission's lack, not a rate: see tally) toward the peer
+// or toward the client, straight into the shared totals.
+func (c *Conn) dropTo(why traffic.Reason, n int) {
+	dropInto(&c.relay.opts.Counters.DroppedToPeer[why], 1, n)
+}
+
+func (c *Conn) dropFrom(why traffic.Reason, n int) {
+	if why == traffic.NoPermission {
+		c.tally.unpermittedFrom(c.relay.opts.Counters, n)
+		return
+	}
+	dropInto(&c.relay.opts.Counters.DroppedToClient[why], 1, n)
+}
+
+func dropInto(d *traffic.Drops, pkts, bytes int) {
+	d.Packets.Add(uint64(pkts))
+	d.Bytes.Add(uint64(bytes))
 }
 
 // isClosed reports whether Close has begun.

@@ -10,6 +10,9 @@ import (
 // traffic.Counters every tallyBatch packets and when it closes, so the
 // totals trail the truth by less than tallyBatch packets per live
 // allocation, and cores do not fight over one cache line on every packet.
+// Drops that come a packet at a time (junk from peers without a
+// permission, traffic past a rate) are tallied the same way; the rare ones
+// go straight to the totals (see Conn.drop).
 
 // tallyBatch is how many packets a socket counts before publishing.
 const tallyBatch = 32
@@ -22,10 +25,15 @@ const tallyBatch = 32
 // hence cheap.
 type tally struct {
 	to, from flow
+	// header is the IP and UDP header of one datagram on the relay
+	// socket (28 or 48 bytes; 0 for RFC 6062 relays), for HeaderBytes.
+	header uint64
+	// unpermitted counts peers' datagrams with neither a permission nor
+	// a channel; limitedTo and limitedFrom those past a rate.
+	unpermitted, limitedTo, limitedFrom flow
 	// perms and chans count bindings installed (not refreshed): per
 	// request, not per packet.
 	perms, chans atomic.Uint64
-	limited      atomic.Uint64 // datagrams dropped for max_bps, both ways
 }
 
 // flow is one direction's running totals and the part already published.
@@ -34,52 +42,97 @@ type flow struct {
 	pubPkts, pubBytes atomic.Uint64
 }
 
-// add counts one datagram of n bytes and publishes every tallyBatch.
+// sink is where a flow publishes: the shared packet and byte totals, and
+// the header bytes per packet of relayed traffic (headers nil: none).
+type sink struct {
+	pkts, bytes, headers *atomic.Uint64
+	header               uint64
+}
+
+// add counts pkts datagrams of bytes in all and publishes every tallyBatch
+// packets.
 //
 // Hot path: no allocation, no lock.
-func (f *flow) add(n int, pkts, bytes *atomic.Uint64) {
-	f.bytes.Add(uint64(n))
-	if f.pkts.Add(1)-f.pubPkts.Load() >= tallyBatch {
-		f.publish(pkts, bytes)
+func (f *flow) add(pkts, bytes int, to sink) {
+	f.bytes.Add(uint64(bytes))
+	if f.pkts.Add(uint64(pkts))-f.pubPkts.Load() >= tallyBatch {
+		f.publish(to)
 	}
 }
 
 // publish adds what f counted since its last publication to the totals.
 // Compare-and-swap, so a writer and Close publishing at once count each
 // datagram once.
-func (f *flow) publish(pkts, bytes *atomic.Uint64) {
-	advance(&f.pkts, &f.pubPkts, pkts)
-	advance(&f.bytes, &f.pubBytes, bytes)
+func (f *flow) publish(to sink) {
+	if n := advance(&f.pkts, &f.pubPkts, to.pkts); n > 0 && to.headers != nil {
+		to.headers.Add(n * to.header)
+	}
+	advance(&f.bytes, &f.pubBytes, to.bytes)
 }
 
-func advance(running, published, total *atomic.Uint64) {
+// advance adds running's increase since published to total and returns it.
+func advance(running, published, total *atomic.Uint64) uint64 {
 	for {
 		now, old := running.Load(), published.Load()
 		if now <= old {
-			return
+			return 0
 		}
 		if published.CompareAndSwap(old, now) {
 			total.Add(now - old)
-			return
+			return now - old
 		}
 	}
 }
 
-func (t *tally) toPeer(c *traffic.Counters, n int) { t.to.add(n, &c.ToPeerPackets, &c.ToPeerBytes) }
-
-func (t *tally) fromPeer(c *traffic.Counters, n int) {
-	t.from.add(n, &c.FromPeerPackets, &c.FromPeerBytes)
+func (t *tally) toSink(c *traffic.Counters) sink {
+	return sink{pkts: &c.ToPeerPackets, bytes: &c.ToPeerBytes, headers: &c.HeaderBytes, header: t.header}
 }
 
+func (t *tally) fromSink(c *traffic.Counters) sink {
+	return sink{pkts: &c.FromPeerPackets, bytes: &c.FromPeerBytes, headers: &c.HeaderBytes, header: t.header}
+}
+
+func dropSink(d *traffic.Drops) sink { return sink{pkts: &d.Packets, bytes: &d.Bytes} }
+
+// toPeer counts a datagram of n bytes relayed to a peer.
+func (t *tally) toPeer(c *traffic.Counters, n int) { t.to.add(1, n, t.toSink(c)) }
+
+// fromPeer counts pkts datagrams of bytes in all relayed to the client.
+func (t *tally) fromPeer(c *traffic.Counters, pkts, bytes int) {
+	t.from.add(pkts, bytes, t.fromSink(c))
+}
+
+// unpermittedFrom counts a peer's datagram of n bytes discarded for want
+// of a permission or channel.
+func (t *tally) unpermittedFrom(c *traffic.Counters, n int) {
+	t.unpermitted.add(1, n, dropSink(&c.DroppedToClient[traffic.NoPermission]))
+}
+
+// limited counts a datagram of n bytes dropped past a rate, toward the
+// peer or toward the client.
+func (t *tally) limited(c *traffic.Counters, toPeer bool, n int) {
+	if toPeer {
+		t.limitedTo.add(1, n, dropSink(&c.DroppedToPeer[traffic.RateLimited]))
+		return
+	}
+	t.limitedFrom.add(1, n, dropSink(&c.DroppedToClient[traffic.RateLimited]))
+}
+
+// flush publishes everything not yet published.
 func (t *tally) flush(c *traffic.Counters) {
-	t.to.publish(&c.ToPeerPackets, &c.ToPeerBytes)
-	t.from.publish(&c.FromPeerPackets, &c.FromPeerBytes)
+	t.to.publish(t.toSink(c))
+	t.from.publish(t.fromSink(c))
+	t.unpermitted.publish(dropSink(&c.DroppedToClient[traffic.NoPermission]))
+	t.limitedTo.publish(dropSink(&c.DroppedToPeer[traffic.RateLimited]))
+	t.limitedFrom.publish(dropSink(&c.DroppedToClient[traffic.RateLimited]))
 }
 
 func (t *tally) usage() traffic.Usage {
 	return traffic.Usage{
 		ToPeerPackets: t.to.pkts.Load(), ToPeerBytes: t.to.bytes.Load(),
 		FromPeerPackets: t.from.pkts.Load(), FromPeerBytes: t.from.bytes.Load(),
-		Permissions: t.perms.Load(), Channels: t.chans.Load(), RateLimited: t.limited.Load(),
+		Permissions: t.perms.Load(), Channels: t.chans.Load(),
+		RateLimited:  t.limitedTo.pkts.Load() + t.limitedFrom.pkts.Load(),
+		NoPermission: t.unpermitted.pkts.Load(),
 	}
 }

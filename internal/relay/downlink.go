@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/internal/wire"
 )
 
@@ -249,27 +250,47 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 	}
 	cp := c.client.Load()
 	d.vec = d.vec[:0]
+	vecBytes, vecCost := 0, 0
+	header := udpHeader(c.key.v6)
+	counters := c.relay.opts.Counters
 	for i := d.used; i < d.used+n; i++ {
 		buf, size, from, truncated := d.ring.Datagram(i)
-		if !c.fromRate.allow(size, c.relay) {
-			c.rateLimited(&c.relay.opts.Counters.DroppedToClient)
-			continue
-		}
-		c.tally.fromPeer(c.relay.opts.Counters, size)
-		if cp == nil || truncated {
-			continue
-		}
-		frame, ok := c.frameDown(buf, wire.DataIndicationHead6, size, from, cp.stream != nil)
 		switch {
-		case !ok:
-			// neither channel nor permission: discarded (RFC 8656 §11.3)
+		case cp == nil:
+			// Not attached yet: nothing can have permitted the peer.
+			c.tally.unpermittedFrom(counters, size)
+			continue
+		case truncated:
+			c.discard(from, size)
+			continue
+		}
+		// Only what is relayed is charged: junk from a host without a
+		// permission must not spend the allocation's rate.
+		frame, why, ok := c.frameDown(buf, wire.DataIndicationHead6, size, from, cp.stream != nil)
+		if !ok {
+			c.dropFrom(why, size)
+			continue
+		}
+		if !c.fromRate.allow(size+header, c.relay) {
+			c.tally.limited(counters, false, size)
+			continue
+		}
+		switch {
 		case cp.try != nil:
 			d.vec = append(d.vec, frame) // written below, all in one go
+			vecBytes += size
+			vecCost += size + header
 		case cp.stream != nil:
 			_, _ = cp.stream.Write(frame) // not reached: stream loops get tryWriters
+			c.tally.fromPeer(counters, 1, size)
 		default:
-			if w := d.lane(cp.sock); w != nil {
-				_ = w.Add(frame, cp.addr)
+			// Handed to the kernel at the round's flush; one it refuses
+			// there is counted as dropped too (flush).
+			if w := d.lane(cp.sock); w != nil && w.Add(frame, cp.addr) == nil {
+				c.tally.fromPeer(counters, 1, size)
+			} else {
+				c.fromRate.refund(size + header)
+				c.dropFrom(traffic.SendError, size)
 			}
 		}
 	}
@@ -279,8 +300,11 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 		// the loop's other sockets. Media over a backed-up TCP
 		// connection is late anyway. What one read brought is written
 		// with one system call, as one TCP segment where it fits.
-		if !cp.try.TryWritev(d.vec) {
-			c.relay.opts.Counters.DroppedToClient.Add(uint64(len(d.vec)))
+		if cp.try.TryWritev(d.vec) {
+			c.tally.fromPeer(counters, len(d.vec), vecBytes)
+		} else {
+			c.fromRate.refund(vecCost)
+			dropInto(&counters.DroppedToClient[traffic.ClientBusy], len(d.vec), vecBytes)
 		}
 		clear(d.vec) // keep no stale frames from the ring
 	}
@@ -309,7 +333,7 @@ func (d *downlink) flush() {
 			// Like a lone sendto, a datagram the kernel refuses is lost:
 			// UDP promises no better, and the peer's next one follows.
 			if dropped, _ := l.w.Flush(); dropped > 0 {
-				d.relay.opts.Counters.DroppedToClient.Add(uint64(dropped))
+				d.relay.opts.Counters.DroppedToClient[traffic.SendError].Packets.Add(uint64(dropped))
 			}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/traffic"
 )
 
 func listenLoopback(t *testing.T, network, ip string) *net.UDPConn {
@@ -313,7 +314,7 @@ func TestDownlinkSlowStreamClientStallsNobody(t *testing.T) {
 	// Every allocation of this relay shares one loop when there is one
 	// per two CPUs; with more, the slow client still must not stall its own.
 	payload := make([]byte, 1200)
-	for i := 0; g.Counters().DroppedToClient.Load() == 0; i++ {
+	for i := 0; g.Counters().DroppedToClient[traffic.ClientBusy].Packets.Load() == 0; i++ {
 		if i == 100000 {
 			t.Fatal("no drop after 100 000 datagrams to a client that never reads")
 		}

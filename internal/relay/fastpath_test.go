@@ -11,6 +11,7 @@ import (
 	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/traffic"
 )
 
 // fastPathRig is one UDP allocation wired as the server wires it: a lane
@@ -27,8 +28,14 @@ type fastPathRig struct {
 
 func newFastPathRig(t testing.TB) *fastPathRig {
 	t.Helper()
+	return newFastPathRigOn(t, "udp4", net.IPv4(127, 0, 0, 1))
+}
+
+// newFastPathRigOn is newFastPathRig on network ("udp4", "udp6") and ip.
+func newFastPathRigOn(t testing.TB, network string, ip net.IP) *fastPathRig {
+	t.Helper()
 	listen := func() *net.UDPConn {
-		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		c, err := net.ListenUDP(network, &net.UDPAddr{IP: ip})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,9 +49,9 @@ func newFastPathRig(t testing.TB) *fastPathRig {
 	t.Cleanup(func() { lane.Close() })
 	r := &fastPathRig{lane: lane, client: listen(), peer: listen()}
 	lo, hi := 20000, 40000
-	r.gen = New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: lo, MaxPort: hi})
+	r.gen = New(Options{IPv4: net.IPv4(127, 0, 0, 1), IPv6: net.IPv6loopback, MinPort: lo, MaxPort: hi})
 	t.Cleanup(r.gen.Close)
-	pc, relayAddr, err := r.gen.AllocateUDP("udp4", 0, r.lane)
+	pc, relayAddr, err := r.gen.AllocateUDP(network, 0, r.lane)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,18 +219,32 @@ func (x xorPeer) AddTo(m *stun.Message) error {
 	return (&stun.XORMappedAddress{IP: x.a.IP, Port: x.a.Port}).AddToAs(m, stun.AttrXORPeerAddress)
 }
 
-func TestUnattachedRelayHandsEverythingToPion(t *testing.T) {
+// TestUnattachedRelayHandsPermittedDatagramsToPion: a relay socket whose
+// client is not attached (pion relays for it) hands pion what a permission
+// or channel lets through, and discards and counts the rest itself, as the
+// fast path does: nothing it would not relay is charged or counted.
+func TestUnattachedRelayHandsPermittedDatagramsToPion(t *testing.T) {
 	gen := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
-	pc, _, err := gen.AllocateUDP("udp4", 0, nil)
+	pc, relayAddr, err := gen.AllocateUDP("udp4", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pc.Close()
-	peer, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
+	listen := func(ip net.IP) *net.UDPConn {
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: ip})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	peer, stranger := listen(net.IPv4(127, 0, 0, 1)), listen(net.IPv4(127, 0, 0, 2))
+	if err := gen.Permit(relayAddr, net.IPv4(127, 0, 0, 1), false); err != nil {
 		t.Fatal(err)
 	}
-	defer peer.Close()
+	if _, err := stranger.WriteTo([]byte("junk"), pc.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := peer.WriteTo([]byte("for pion"), pc.LocalAddr()); err != nil {
 		t.Fatal(err)
 	}
@@ -232,6 +253,9 @@ func TestUnattachedRelayHandsEverythingToPion(t *testing.T) {
 	n, from, err := pc.ReadFrom(buf)
 	if err != nil || string(buf[:n]) != "for pion" || from.(*net.UDPAddr).Port != peer.LocalAddr().(*net.UDPAddr).Port {
 		t.Fatalf("pion got %q from %v (%v)", buf[:n], from, err)
+	}
+	if u, _ := gen.Usage(relayAddr); u.FromPeerPackets != 1 || u.FromPeerBytes != 8 || u.NoPermission != 1 {
+		t.Fatalf("usage %+v, want 1 datagram of 8 bytes relayed and 1 without permission", u)
 	}
 }
 
@@ -347,7 +371,7 @@ func TestUplinkCountsDroppedDatagrams(t *testing.T) {
 	}
 	r.relay.tally.flush(r.gen.Counters())
 	c := r.gen.Counters()
-	if c.DroppedToPeer.Load() != 1 || c.ToPeerPackets.Load() != 0 {
-		t.Fatalf("dropped %d, relayed %d; want 1 and 0", c.DroppedToPeer.Load(), c.ToPeerPackets.Load())
+	if d := &c.DroppedToPeer[traffic.SendError]; d.Packets.Load() != 1 || d.Bytes.Load() != 1 || c.ToPeerPackets.Load() != 0 {
+		t.Fatalf("dropped %d (%d bytes), relayed %d; want 1 (1 byte) and 0", d.Packets.Load(), d.Bytes.Load(), c.ToPeerPackets.Load())
 	}
 }

@@ -68,6 +68,9 @@ func TestAllocateAdvertisesExternalAndCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer peer.Close()
+	if err := g.Permit(addr, net.IPv4(127, 0, 0, 1), false); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := conn.WriteTo([]byte("hello"), peer.LocalAddr()); err != nil {
 		t.Fatal(err)
 	}

@@ -2,19 +2,24 @@ package relay
 
 import (
 	"net"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/turnd/turnd/internal/traffic"
 )
 
 // TestRateLimitDropsPastTheBurst: at 80 kbit/s (10 kB/s) the bucket holds
-// 100 ms, 1 kB: of an instant burst of 1 kB datagrams, the first passes
-// and the one that brings the debt to the allowance, and the rest are
-// dropped and counted; an unlimited allocation passes everything; a new
-// rate applies to the next packet.
+// 100 ms, 1 kB: of an instant burst of datagrams of 1 kB on the wire (972
+// bytes and 28 of IPv4 and UDP header), the first passes and the one that
+// brings the debt to the allowance, and the rest are dropped and counted;
+// an unlimited allocation passes everything; a new rate applies to the
+// next packet.
 func TestRateLimitDropsPastTheBurst(t *testing.T) {
 	r := newFastPathRig(t)
 	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
-	pkt := channelData(0x4001, make([]byte, 1000))
+	pkt := channelData(0x4001, make([]byte, 1000-udpHeader4))
 	if err := r.gen.SetRate(relayAddrOf(r), 80_000); err != nil {
 		t.Fatal(err)
 	}
@@ -22,9 +27,10 @@ func TestRateLimitDropsPastTheBurst(t *testing.T) {
 		r.up(pkt, clientAP)
 	}
 	u, _ := r.gen.Usage(relayAddrOf(r))
-	if u.ToPeerPackets != 2 || u.RateLimited != 98 || r.gen.Counters().DroppedToPeer.Load() != 98 {
+	r.relay.tally.flush(r.gen.Counters()) // totals are published in batches
+	if u.ToPeerPackets != 2 || u.RateLimited != 98 || r.gen.Counters().DroppedToPeer[traffic.RateLimited].Packets.Load() != 98 {
 		t.Fatalf("relayed %d, rate-limited %d, dropped in total %d; want 2, 98, 98",
-			u.ToPeerPackets, u.RateLimited, r.gen.Counters().DroppedToPeer.Load())
+			u.ToPeerPackets, u.RateLimited, r.gen.Counters().DroppedToPeer[traffic.RateLimited].Packets.Load())
 	}
 	if err := r.gen.SetRate(relayAddrOf(r), 0); err != nil {
 		t.Fatal(err)
@@ -41,12 +47,12 @@ func TestRateLimitDropsPastTheBurst(t *testing.T) {
 // rate and no faster (the relay's clock is real: the test spans 300 ms).
 func TestBucketRefillsAtItsRate(t *testing.T) {
 	g := New(Options{})
-	var b bucket
-	b.bps.Store(8_000_000) // 1 MB/s: a 1 kB datagram costs 1 ms
+	var l limit
+	l.own.bps.Store(8_000_000) // 1 MB/s: a 1 kB datagram costs 1 ms
 	start := time.Now()
 	passed := 0
 	for time.Since(start) < 300*time.Millisecond {
-		if b.allow(1000, g) {
+		if l.allow(1000, g) {
 			passed++
 		}
 	}
@@ -71,6 +77,22 @@ func TestRateLimitedFastPathDoesNotAllocate(t *testing.T) {
 	if u, _ := r.gen.Usage(relayAddrOf(r)); u.RateLimited == 0 {
 		t.Fatal("no packet was dropped: the guard did not cover the drop path")
 	}
+	// A user's shared rate instead, passing and dropping.
+	var shared UserRate
+	shared.Set(1_000_000)
+	if err := r.gen.SetRate(relayAddrOf(r), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.gen.ShareRate(relayAddrOf(r), &shared); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := r.gen.Usage(relayAddrOf(r))
+	if a := testing.AllocsPerRun(500, func() { r.up(pkt, clientAP) }); a != 0 {
+		t.Errorf("uplink held to a user's rate: %v allocations per packet", a)
+	}
+	if u, _ := r.gen.Usage(relayAddrOf(r)); u.RateLimited == before.RateLimited || u.ToPeerPackets == before.ToPeerPackets {
+		t.Fatalf("usage %+v after %+v: the guard did not cover both paths of the user's rate", u, before)
+	}
 }
 
 // BenchmarkUplinkChannelDataRateLimited is BenchmarkUplinkChannelData with
@@ -86,5 +108,204 @@ func BenchmarkUplinkChannelDataRateLimited(b *testing.B) {
 	b.SetBytes(160)
 	for b.Loop() {
 		r.up(pkt, clientAP)
+	}
+}
+
+// TestEachDatagramPaysItsHeader: at 80 kbit/s the bucket holds 1000 bytes
+// on the wire, so of an instant burst of 1-byte ChannelData it lets
+// through 1000/(1+28) over IPv4 and 1000/(1+48) over IPv6, and the first:
+// a flood of tiny datagrams is held like a flood of bytes.
+func TestEachDatagramPaysItsHeader(t *testing.T) {
+	for _, tc := range []struct {
+		network string
+		ip      net.IP
+		want    uint64
+	}{{"udp4", net.IPv4(127, 0, 0, 1), 1000/(1+28) + 1}, {"udp6", net.IPv6loopback, 1000/(1+48) + 1}} {
+		t.Run(tc.network, func(t *testing.T) {
+			r := newFastPathRigOn(t, tc.network, tc.ip)
+			clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
+			if err := r.gen.SetRate(relayAddrOf(r), 80_000); err != nil {
+				t.Fatal(err)
+			}
+			pkt := channelData(0x4001, []byte{1})
+			for range 200 {
+				r.up(pkt, clientAP)
+			}
+			// The loop's own microseconds may earn a byte more.
+			if u, _ := r.gen.Usage(relayAddrOf(r)); u.ToPeerPackets < tc.want || u.ToPeerPackets > tc.want+1 || u.RateLimited+u.ToPeerPackets != 200 {
+				t.Fatalf("relayed %d, rate-limited %d of 200; want %d relayed", u.ToPeerPackets, u.RateLimited, tc.want)
+			}
+		})
+	}
+}
+
+// TestUnsentDatagramsAreNotCharged: datagrams the kernel refuses (here to
+// port 0) are counted as send errors and give their charge back, so the
+// allocation's rate is left whole for what can be relayed.
+func TestUnsentDatagramsAreNotCharged(t *testing.T) {
+	r := newFastPathRig(t)
+	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
+	if err := r.gen.BindChannel(relayAddrOf(r), &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 0}, 0x4002, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.gen.SetRate(relayAddrOf(r), 80_000); err != nil {
+		t.Fatal(err)
+	}
+	payload := make([]byte, 1000-udpHeader4)
+	for range 50 {
+		r.up(channelData(0x4002, payload), clientAP)
+	}
+	for range 2 {
+		r.up(channelData(0x4001, payload), clientAP)
+	}
+	u, _ := r.gen.Usage(relayAddrOf(r))
+	if d := r.gen.Counters().DroppedToPeer[traffic.SendError].Packets.Load(); d != 50 || u.ToPeerPackets != 2 || u.RateLimited != 0 {
+		t.Fatalf("%d send errors, %d relayed, %d rate-limited; want 50, 2, 0", d, u.ToPeerPackets, u.RateLimited)
+	}
+}
+
+// TestRateLimitedDownlinkDoesNotAllocate: with a limit on, the downlink
+// loop relays and drops (past the rate, or from a peer without a
+// permission) without heap allocations.
+func TestRateLimitedDownlinkDoesNotAllocate(t *testing.T) {
+	r := newFastPathRig(t)
+	if err := r.gen.SetRate(relayAddrOf(r), 100_000_000_000); err != nil {
+		t.Fatal(err)
+	}
+	stranger := listenLoopback(t, "udp4", "127.0.0.2")
+	relayAP := r.relay.LocalAddr().(*net.UDPAddr).AddrPort()
+	payload := make([]byte, 160)
+	buf := make([]byte, 1600)
+	_ = r.client.SetReadDeadline(time.Now().Add(10 * time.Second))
+	const batch = 50
+	allocs := testing.AllocsPerRun(10, func() {
+		for range batch {
+			if _, err := stranger.WriteToUDPAddrPort(payload, relayAP); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.peer.WriteToUDPAddrPort(payload, relayAP); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := r.client.Read(buf); err != nil || n != 4+len(payload) {
+				t.Fatalf("client read %d bytes: %v", n, err)
+			}
+		}
+	})
+	if perPacket := allocs / batch; perPacket >= 0.1 {
+		t.Errorf("rate-limited downlink: %.2f allocations per packet", perPacket)
+	}
+	if u, _ := r.gen.Usage(relayAddrOf(r)); u.NoPermission == 0 {
+		t.Fatal("no junk was dropped: the guard did not cover the drop path")
+	}
+	// Now past the rate: every datagram is dropped in the loop.
+	if err := r.gen.SetRate(relayAddrOf(r), 8); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := r.gen.Usage(relayAddrOf(r))
+	allocs = testing.AllocsPerRun(10, func() {
+		for range batch {
+			if _, err := r.peer.WriteToUDPAddrPort(payload, relayAP); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A marker through a second allocation's loop would not prove
+		// this socket was read; the count of drops does, bounded.
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+			if u, _ := r.gen.Usage(relayAddrOf(r)); u.RateLimited+u.FromPeerPackets >= before.RateLimited+before.FromPeerPackets+batch {
+				break
+			}
+			runtime.Gosched()
+		}
+	})
+	if perPacket := allocs / batch; perPacket >= 0.1 {
+		t.Errorf("downlink past the rate: %.2f allocations per packet", perPacket)
+	}
+}
+
+// BenchmarkDownlinkChannelDataRateLimited is BenchmarkDownlinkChannelData
+// with a max_bps high enough that every datagram passes: the cost of the
+// check on the downlink.
+func BenchmarkDownlinkChannelDataRateLimited(b *testing.B) {
+	r := newFastPathRig(b)
+	if err := r.gen.SetRate(relayAddrOf(r), 100_000_000_000); err != nil {
+		b.Fatal(err)
+	}
+	payload := make([]byte, 160)
+	relayAP := r.relay.LocalAddr().(*net.UDPAddr).AddrPort()
+	buf := make([]byte, 1600)
+	_ = r.client.SetReadDeadline(time.Now().Add(time.Minute))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(payload)))
+	for b.Loop() {
+		if _, err := r.peer.WriteToUDPAddrPort(payload, relayAP); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.client.Read(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkUplinkSharedUserRate runs one allocation per CPU, all of one
+// user, in parallel: off, each held to its own rate, and drawing on one
+// shared user rate as well (limits.user_total_bps), whose bucket is the
+// one cache line they all write. Every datagram passes.
+func BenchmarkUplinkSharedUserRate(b *testing.B) {
+	for _, mode := range []string{"off", "own", "shared"} {
+		b.Run(mode, func(b *testing.B) {
+			var shared UserRate
+			shared.Set(100_000_000_000)
+			rigs := make([]*fastPathRig, runtime.GOMAXPROCS(0))
+			for i := range rigs {
+				rigs[i] = newFastPathRig(b)
+				if mode != "off" {
+					if err := rigs[i].gen.SetRate(relayAddrOf(rigs[i]), 100_000_000_000); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if mode == "shared" {
+					if err := rigs[i].gen.ShareRate(relayAddrOf(rigs[i]), &shared); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			pkt := channelData(0x4001, make([]byte, 160))
+			var next atomic.Int32
+			b.ReportAllocs()
+			b.SetBytes(160)
+			b.ResetTimer() // the rigs' set-up is not the relay's per-packet cost
+			b.RunParallel(func(pb *testing.PB) {
+				r := rigs[int(next.Add(1)-1)%len(rigs)]
+				clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
+				for pb.Next() {
+					r.up(pkt, clientAP)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkLimitAllow is the rate check alone, without a socket: off, the
+// allocation's own rate, and its user's shared rate as well.
+func BenchmarkLimitAllow(b *testing.B) {
+	g := New(Options{})
+	for _, mode := range []string{"off", "own", "shared"} {
+		b.Run(mode, func(b *testing.B) {
+			var l limit
+			var u UserRate
+			if mode != "off" {
+				l.own.bps.Store(100_000_000_000_000)
+			}
+			if mode == "shared" {
+				u.Set(100_000_000_000_000)
+				l.user.Store(&u.to)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if !l.allow(160+udpHeader4, g) {
+					b.Fatal("refused")
+				}
+			}
+		})
 	}
 }

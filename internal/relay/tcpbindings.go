@@ -29,7 +29,8 @@ func (rl *Relay) attachTCP(k liveKey, client, server net.Addr) error {
 	return nil
 }
 
-// permitTCP mirrors a permission of an RFC 6062 relay, for its cap.
+// permitTCP mirrors a permission of an RFC 6062 relay, for its cap and
+// its usage record.
 func (rl *Relay) permitTCP(k liveKey, peer netip.Addr, revoke bool) {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
@@ -42,11 +43,15 @@ func (rl *Relay) permitTCP(k liveKey, peer netip.Addr, revoke bool) {
 		if r.perms == nil {
 			r.perms = make(map[netip.Addr]struct{})
 		}
+		if _, had := r.perms[peer]; !had {
+			r.traffic.tally.perms.Add(1)
+		}
 		r.perms[peer] = struct{}{}
 	}
 }
 
-// bindTCP mirrors a channel of an RFC 6062 relay, for its cap.
+// bindTCP mirrors a channel of an RFC 6062 relay, for its cap and its
+// usage record.
 func (rl *Relay) bindTCP(k liveKey, number uint16, unbind bool) {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
@@ -58,6 +63,9 @@ func (rl *Relay) bindTCP(k liveKey, number uint16, unbind bool) {
 	default:
 		if r.chans == nil {
 			r.chans = make(map[uint16]struct{})
+		}
+		if _, had := r.chans[number]; !had {
+			r.traffic.tally.chans.Add(1)
 		}
 		r.chans[number] = struct{}{}
 	}

@@ -21,7 +21,7 @@ import (
 // deleted, whose handler reads the final figures (Usage).
 type tcpTraffic struct {
 	tally            tally
-	toRate, fromRate bucket
+	toRate, fromRate limit
 	ln               *tcpListener // closed by Disconnect; nil until AllocateTCP returns it
 	gone             chan struct{}
 	goneOnce         sync.Once
@@ -46,10 +46,16 @@ func (t *tcpTraffic) ended() bool {
 const minTCPChunk = 1024
 
 // chunk bounds one read or write of a paced connection to what the rate
-// lets through in burstAllowance, so the pace is smooth at low rates;
-// unlimited connections take p whole.
-func (b *bucket) chunk(p []byte) []byte {
-	bps := b.bps.Load()
+// (the lower of the allocation's and its user's) lets through in
+// burstAllowance, so the pace is smooth at low rates; unlimited
+// connections take p whole.
+func (l *limit) chunk(p []byte) []byte {
+	bps := l.own.bps.Load()
+	if user := l.user.Load(); user != nil {
+		if ubps := user.bps.Load(); ubps > 0 && (bps <= 0 || ubps < bps) {
+			bps = ubps
+		}
+	}
 	if bps <= 0 {
 		return p
 	}
@@ -58,12 +64,11 @@ func (b *bucket) chunk(p []byte) []byte {
 
 // debt charges n bytes and returns how long their sender must wait for
 // the traffic to fit the rate, past the bucket's burst allowance.
-func (b *bucket) debt(n int, rl *Relay) time.Duration {
+func (b *bucket) debt(n int, now int64) time.Duration {
 	bps := b.bps.Load()
 	if bps <= 0 {
 		return 0
 	}
-	now := int64(time.Since(rl.epoch))
 	cost := int64(n) * 8 * int64(time.Second) / bps
 	for {
 		tat := b.tat.Load()
@@ -74,9 +79,20 @@ func (b *bucket) debt(n int, rl *Relay) time.Duration {
 	}
 }
 
-// pace waits out the debt of n bytes at b, or until the relay ends.
-func (c *peerConn) pace(b *bucket, n int) error {
-	wait := b.debt(n, c.rl)
+// debt charges n bytes to the allocation's rate and its user's and
+// returns how long their sender must wait for both.
+func (l *limit) debt(n int, rl *Relay) time.Duration {
+	now := int64(time.Since(rl.epoch))
+	wait := l.own.debt(n, now)
+	if user := l.user.Load(); user != nil {
+		wait = max(wait, user.debt(n, now))
+	}
+	return wait
+}
+
+// pace waits out the debt of n bytes at l, or until the relay ends.
+func (c *peerConn) pace(l *limit, n int) error {
+	wait := l.debt(n, c.rl)
 	if wait <= 0 {
 		return nil
 	}
@@ -97,7 +113,7 @@ func (c *peerConn) readCounted(p []byte) (int, error) {
 	}
 	n, err := c.Conn.Read(c.traffic.fromRate.chunk(p))
 	if n > 0 {
-		c.traffic.tally.fromPeer(c.rl.opts.Counters, n)
+		c.traffic.tally.fromPeer(c.rl.opts.Counters, 1, n)
 		if perr := c.pace(&c.traffic.fromRate, n); perr != nil && err == nil {
 			err = perr
 		}
@@ -156,6 +172,7 @@ func (rl *Relay) retireTCP(k liveKey, r *tcpRelay) {
 		return
 	}
 	r.traffic.end()
+	r.traffic.tally.flush(rl.opts.Counters)
 	if rl.tcpEnded == nil {
 		rl.tcpEnded = make(map[liveKey]*tcpTraffic)
 	}
@@ -166,6 +183,9 @@ func (rl *Relay) retireTCP(k liveKey, r *tcpRelay) {
 func (rl *Relay) tcpDeleted(k liveKey) {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
+	if t := rl.tcpEnded[k]; t != nil {
+		t.tally.flush(rl.opts.Counters) // what its connections counted as they closed
+	}
 	delete(rl.tcpEnded, k)
 }
 
@@ -184,16 +204,6 @@ func (rl *Relay) tcpUsage(k liveKey, relayAddr net.Addr) (traffic.Usage, error) 
 		return traffic.Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
 	}
 	return t.tally.usage(), nil
-}
-
-func (rl *Relay) tcpSetRate(k liveKey, relayAddr net.Addr, bps int64) error {
-	t := rl.trafficOf(k)
-	if t == nil {
-		return fmt.Errorf("set rate of relay %v: %w", relayAddr, ErrNotTracked)
-	}
-	t.toRate.bps.Store(bps)
-	t.fromRate.bps.Store(bps)
-	return nil
 }
 
 // tcpDisconnect ends relay k: its peer connections stop at once, and its

@@ -7,27 +7,99 @@ package traffic
 import "sync/atomic"
 
 // Counters are the relayed traffic totals. ToPeer counts what clients sent
-// out through relays; FromPeer what peers sent back to clients. The relay
-// adds to them in batches, so the totals may trail the truth by a few
-// packets per live allocation.
+// out through relays; FromPeer what peers sent back to clients: datagrams
+// relayed only, never those dropped. The relay adds to them in batches, so
+// the totals may trail the truth by a few packets per live allocation.
 type Counters struct {
 	ToPeerPackets   atomic.Uint64
 	ToPeerBytes     atomic.Uint64
 	FromPeerPackets atomic.Uint64
 	FromPeerBytes   atomic.Uint64
+	// HeaderBytes counts the IP and UDP headers of the datagrams relayed
+	// both ways (28 bytes each over IPv4, 48 over IPv6): with the payload
+	// bytes, what the relay sockets moved on the wire (limits.total_bps).
+	HeaderBytes atomic.Uint64
 
-	// DroppedToPeer and DroppedToClient count datagrams the fast path
-	// could not pass on: a full socket buffer, a send error, a TCP
-	// client's connection busy or full (a downlink loop never waits for
-	// one client), a peer datagram too long for a Data indication, or an
-	// allocation past its max_bps. Counted as they happen: they are rare.
-	DroppedToPeer   atomic.Uint64
-	DroppedToClient atomic.Uint64
+	// DroppedToPeer and DroppedToClient count the datagrams the relay did
+	// not pass on, and their payload bytes, by Reason.
+	DroppedToPeer, DroppedToClient [NumReasons]Drops
 }
 
-// Usage is one allocation's traffic since its relay socket opened. For an
-// RFC 6062 relay, packets are the reads and writes of its peer connections'
-// byte streams, and RateLimited stays 0: past max_bps they wait, not drop.
+// Drops counts the datagrams dropped for one reason one way.
+type Drops struct {
+	Packets, Bytes atomic.Uint64
+}
+
+// Reason is why the relay dropped a datagram.
+type Reason uint8
+
+const (
+	// NoPermission: a peer's datagram with neither a permission nor a
+	// channel for it (RFC 8656 §11.3: discard), junk at a relay port.
+	NoPermission Reason = iota
+	// RateLimited: past the allocation's limits.max_bps or its user's
+	// limits.user_total_bps.
+	RateLimited
+	// TooLong: a peer datagram too long for a Data indication's 16-bit
+	// length, or for the buffer of the read loop serving a TLS client.
+	TooLong
+	// ClientBusy: a TCP client's connection was busy or full (a downlink
+	// loop never waits for one client).
+	ClientBusy
+	// SendError: the kernel refused the datagram (a full socket buffer, an
+	// unreachable address).
+	SendError
+	// ForbiddenPeer: sent to one of turnd's own sockets, to port 0, or to a
+	// peer a reload denied.
+	ForbiddenPeer
+	// NumReasons is how many reasons there are.
+	NumReasons
+)
+
+// String is the reason as a metric label.
+func (r Reason) String() string {
+	switch r {
+	case NoPermission:
+		return "no_permission"
+	case RateLimited:
+		return "rate_limited"
+	case TooLong:
+		return "too_long"
+	case ClientBusy:
+		return "client_busy"
+	case SendError:
+		return "send_error"
+	case ForbiddenPeer:
+		return "forbidden_peer"
+	}
+	return "unknown"
+}
+
+// Reasons lists the reasons a datagram may be dropped for one way.
+func Reasons(toPeer bool) []Reason {
+	if toPeer {
+		return []Reason{RateLimited, SendError, ForbiddenPeer}
+	}
+	return []Reason{NoPermission, RateLimited, TooLong, ClientBusy, SendError}
+}
+
+// Dropped returns how many datagrams were dropped one way, for any reason.
+func (c *Counters) Dropped(toPeer bool) uint64 {
+	d := &c.DroppedToClient
+	if toPeer {
+		d = &c.DroppedToPeer
+	}
+	var n uint64
+	for i := range d {
+		n += d[i].Packets.Load()
+	}
+	return n
+}
+
+// Usage is one allocation's traffic since its relay socket opened: what
+// it relayed, and apart from it what it dropped. For an RFC 6062 relay,
+// packets are the reads and writes of its peer connections' byte streams,
+// and RateLimited stays 0: past max_bps they wait, not drop.
 type Usage struct {
 	ToPeerPackets, ToPeerBytes     uint64
 	FromPeerPackets, FromPeerBytes uint64
@@ -35,6 +107,9 @@ type Usage struct {
 	// the allocation installed over its life, refreshes not counted again.
 	Permissions, Channels uint64
 	// RateLimited counts datagrams dropped, either way, because the
-	// allocation was past its max_bps.
+	// allocation was past its max_bps or its user past user_total_bps.
 	RateLimited uint64
+	// NoPermission counts peers' datagrams discarded because the
+	// allocation had neither a permission nor a channel for them.
+	NoPermission uint64
 }

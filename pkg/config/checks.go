@@ -187,14 +187,20 @@ func (c Config) checkLimits(v *validator) {
 			v.add(path, "must be >= 0 (0 means unlimited)")
 		}
 	}
-	for path, n := range map[string]int64{"limits.max_bps": l.MaxBPS, "limits.total_bps": l.TotalBPS} {
+	for path, n := range map[string]int64{"limits.max_bps": l.MaxBPS, "limits.total_bps": l.TotalBPS,
+		"limits.user_total_bps": l.UserTotalBPS} {
 		if n < 0 {
 			v.add(path, "must be >= 0 (0 means unlimited)")
 		}
 	}
-	for _, user := range slices.Sorted(maps.Keys(l.UserMaxBPS)) {
-		if l.UserMaxBPS[user] < 0 {
-			v.add("limits.user_max_bps."+user, "must be >= 0 (0 means unlimited)")
+	for _, m := range []struct {
+		path  string
+		rates map[string]int64
+	}{{"limits.user_max_bps.", l.UserMaxBPS}, {"limits.user_total_bps_overrides.", l.UserTotalBPSOverrides}} {
+		for _, user := range slices.Sorted(maps.Keys(m.rates)) {
+			if m.rates[user] < 0 {
+				v.add(m.path+user, "must be >= 0 (0 means unlimited)")
+			}
 		}
 	}
 	if l.IdleConnectionTimeout <= 0 {

@@ -172,6 +172,7 @@ func TestParseFull(t *testing.T) {
 			IdleConnectionTimeout: 10 * time.Second, ConnectionsPerIP: 50, ConnectionsPerPrefix: 600, Connections: 5000,
 			MaxBPS:     2_000_000,
 			UserMaxBPS: map[string]int64{"alice": 0, "bob": 500_000}, TotalBPS: 1_000_000_000,
+			UserTotalBPS: 8_000_000, UserTotalBPSOverrides: map[string]int64{"alice": 0, "bob": 1_000_000},
 		},
 		Drain: Drain{
 			Timeout: 2 * time.Hour, Delay: 15 * time.Second,

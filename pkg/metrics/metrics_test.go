@@ -259,8 +259,10 @@ func TestTraffic(t *testing.T) {
 	src.traffic.ToPeerBytes.Store(500)
 	src.traffic.FromPeerPackets.Store(4)
 	src.traffic.FromPeerBytes.Store(400)
-	src.traffic.DroppedToPeer.Store(2)
-	src.traffic.DroppedToClient.Store(3)
+	src.traffic.DroppedToPeer[traffic.SendError].Packets.Store(2)
+	src.traffic.DroppedToPeer[traffic.SendError].Bytes.Store(20)
+	src.traffic.DroppedToClient[traffic.NoPermission].Packets.Store(3)
+	src.traffic.DroppedToClient[traffic.NoPermission].Bytes.Store(3000)
 	compare(t, reg, `
 # HELP turnd_relayed_packets_total Packets relayed, by direction (to_peer, from_peer).
 # TYPE turnd_relayed_packets_total counter
@@ -270,10 +272,26 @@ turnd_relayed_packets_total{direction="to_peer"} 5
 # TYPE turnd_relayed_bytes_total counter
 turnd_relayed_bytes_total{direction="from_peer"} 400
 turnd_relayed_bytes_total{direction="to_peer"} 500
-# HELP turnd_relay_dropped_total Datagrams the relay could not pass on (full socket buffer, send error, TCP client busy or full), by direction (to_peer, to_client).
+# HELP turnd_relay_dropped_total Datagrams the relay did not pass on, by direction (to_peer, to_client) and reason (no_permission, rate_limited, too_long, client_busy, send_error, forbidden_peer).
 # TYPE turnd_relay_dropped_total counter
-turnd_relay_dropped_total{direction="to_client"} 3
-turnd_relay_dropped_total{direction="to_peer"} 2
+turnd_relay_dropped_total{direction="to_client",reason="client_busy"} 0
+turnd_relay_dropped_total{direction="to_client",reason="no_permission"} 3
+turnd_relay_dropped_total{direction="to_client",reason="rate_limited"} 0
+turnd_relay_dropped_total{direction="to_client",reason="send_error"} 0
+turnd_relay_dropped_total{direction="to_client",reason="too_long"} 0
+turnd_relay_dropped_total{direction="to_peer",reason="forbidden_peer"} 0
+turnd_relay_dropped_total{direction="to_peer",reason="rate_limited"} 0
+turnd_relay_dropped_total{direction="to_peer",reason="send_error"} 2
+# HELP turnd_relay_dropped_bytes_total Payload bytes of the datagrams in turnd_relay_dropped_total (but those a batched send to UDP clients lost), by direction and reason.
+# TYPE turnd_relay_dropped_bytes_total counter
+turnd_relay_dropped_bytes_total{direction="to_client",reason="client_busy"} 0
+turnd_relay_dropped_bytes_total{direction="to_client",reason="no_permission"} 3000
+turnd_relay_dropped_bytes_total{direction="to_client",reason="rate_limited"} 0
+turnd_relay_dropped_bytes_total{direction="to_client",reason="send_error"} 0
+turnd_relay_dropped_bytes_total{direction="to_client",reason="too_long"} 0
+turnd_relay_dropped_bytes_total{direction="to_peer",reason="forbidden_peer"} 0
+turnd_relay_dropped_bytes_total{direction="to_peer",reason="rate_limited"} 0
+turnd_relay_dropped_bytes_total{direction="to_peer",reason="send_error"} 20
 # HELP turn_total_traffic_peer_rcvp Packets received from peers (coturn-compatible).
 # TYPE turn_total_traffic_peer_rcvp counter
 turn_total_traffic_peer_rcvp 4
@@ -286,7 +304,8 @@ turn_total_traffic_peer_sentp 5
 # HELP turn_total_traffic_peer_sentb Bytes sent to peers (coturn-compatible).
 # TYPE turn_total_traffic_peer_sentb counter
 turn_total_traffic_peer_sentb 500
-`, "turnd_relayed_packets_total", "turnd_relayed_bytes_total", "turnd_relay_dropped_total", "turn_total_traffic_peer_rcvp",
+`, "turnd_relayed_packets_total", "turnd_relayed_bytes_total", "turnd_relay_dropped_total", "turnd_relay_dropped_bytes_total",
+		"turn_total_traffic_peer_rcvp",
 		"turn_total_traffic_peer_rcvb", "turn_total_traffic_peer_sentp", "turn_total_traffic_peer_sentb")
 
 	src.traffic.ToPeerPackets.Add(1)

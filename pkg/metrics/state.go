@@ -3,6 +3,7 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/drain"
 )
@@ -12,7 +13,7 @@ type stateCollector struct {
 	src Sources
 
 	allocs, coturnAllocs, draining, accepting, deadline *prometheus.Desc
-	relayed, relayedBytes, dropped                      *prometheus.Desc
+	relayed, relayedBytes, dropped, droppedBytes        *prometheus.Desc
 	coturnPeerRcvp, coturnPeerRcvb                      *prometheus.Desc
 	coturnPeerSentp, coturnPeerSentb                    *prometheus.Desc
 }
@@ -31,7 +32,11 @@ func newStateCollector(src Sources) *stateCollector {
 		relayed:      d("turnd_relayed_packets_total", "Packets relayed, by direction (to_peer, from_peer).", "direction"),
 		relayedBytes: d("turnd_relayed_bytes_total", "Payload bytes relayed, by direction (to_peer, from_peer).", "direction"),
 		dropped: d("turnd_relay_dropped_total",
-			"Datagrams the relay could not pass on (full socket buffer, send error, TCP client busy or full), by direction (to_peer, to_client).", "direction"),
+			"Datagrams the relay did not pass on, by direction (to_peer, to_client) and reason (no_permission, rate_limited, too_long, client_busy, send_error, forbidden_peer).",
+			"direction", "reason"),
+		droppedBytes: d("turnd_relay_dropped_bytes_total",
+			"Payload bytes of the datagrams in turnd_relay_dropped_total (but those a batched send to UDP clients lost), by direction and reason.",
+			"direction", "reason"),
 		// coturn's peer-side totals, updated live here (coturn adds at session end).
 		coturnPeerRcvp:  d("turn_total_traffic_peer_rcvp", "Packets received from peers (coturn-compatible)."),
 		coturnPeerRcvb:  d("turn_total_traffic_peer_rcvb", "Bytes received from peers (coturn-compatible)."),
@@ -42,7 +47,7 @@ func newStateCollector(src Sources) *stateCollector {
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.allocs, c.coturnAllocs, c.draining, c.accepting, c.deadline,
-		c.relayed, c.relayedBytes, c.dropped, c.coturnPeerRcvp, c.coturnPeerRcvb, c.coturnPeerSentp, c.coturnPeerSentb} {
+		c.relayed, c.relayedBytes, c.dropped, c.droppedBytes, c.coturnPeerRcvp, c.coturnPeerRcvb, c.coturnPeerSentp, c.coturnPeerSentb} {
 		ch <- d
 	}
 }
@@ -76,8 +81,16 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.relayed, t.FromPeerPackets.Load(), "from_peer")
 		counter(c.relayedBytes, t.ToPeerBytes.Load(), "to_peer")
 		counter(c.relayedBytes, t.FromPeerBytes.Load(), "from_peer")
-		counter(c.dropped, t.DroppedToPeer.Load(), "to_peer")
-		counter(c.dropped, t.DroppedToClient.Load(), "to_client")
+		for _, dir := range []struct {
+			name  string
+			drops *[traffic.NumReasons]traffic.Drops
+			peer  bool
+		}{{"to_peer", &t.DroppedToPeer, true}, {"to_client", &t.DroppedToClient, false}} {
+			for _, r := range traffic.Reasons(dir.peer) {
+				counter(c.dropped, dir.drops[r].Packets.Load(), dir.name, r.String())
+				counter(c.droppedBytes, dir.drops[r].Bytes.Load(), dir.name, r.String())
+			}
+		}
 		counter(c.coturnPeerRcvp, t.FromPeerPackets.Load())
 		counter(c.coturnPeerRcvb, t.FromPeerBytes.Load())
 		counter(c.coturnPeerSentp, t.ToPeerPackets.Load())

@@ -1,16 +1,18 @@
 package server
 
 import (
+	"net"
 	"sync"
 	"time"
 
+	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/pkg/config"
 )
 
 // RejectBandwidth is the Observer's reason for a 486 past limits.total_bps.
 const RejectBandwidth = "bandwidth"
 
-// rateFor is the limit in bits per second of user's allocations (0: none).
+// rateFor is the limit in bits per second of each of user's allocations (0: none).
 func rateFor(l config.Limits, user string) int64 {
 	if bps, ok := l.UserMaxBPS[user]; ok {
 		return bps
@@ -18,12 +20,98 @@ func rateFor(l config.Limits, user string) int64 {
 	return l.MaxBPS
 }
 
-// applyRates sets every live allocation's limit from the config in force,
+// userTotalFor is the limit in bits per second of all of user's
+// allocations together (0: none).
+func userTotalFor(l config.Limits, user string) int64 {
+	if bps, ok := l.UserTotalBPSOverrides[user]; ok {
+		return bps
+	}
+	return l.UserTotalBPS
+}
+
+// limitAllocation holds the allocation of user relaying at relayAddr to
+// the rates l sets: its own, and shared, its user's.
+func (s *Server) limitAllocation(l config.Limits, relayAddr net.Addr, user string, shared *relay.UserRate) error {
+	if err := s.relay.SetRate(relayAddr, rateFor(l, user)); err != nil {
+		return err
+	}
+	if shared == nil || userTotalFor(l, user) <= 0 {
+		shared = nil // unlimited users' packets never touch a shared bucket
+	}
+	return s.relay.ShareRate(relayAddr, shared)
+}
+
+// applyRates sets every live allocation's limits from the config in force,
 // so a reload reaches them too.
 func (s *Server) applyRates() {
 	l := s.cfg.Load().Limits
+	s.userRates.set(func(user string) int64 { return userTotalFor(l, user) })
 	for _, info := range s.registry.List("") {
-		_ = s.relay.SetRate(info.Relay, rateFor(l, info.User)) // gone meanwhile: nothing to hold
+		// Gone meanwhile: nothing to hold.
+		_ = s.limitAllocation(l, info.Relay, info.User, s.userRates.get(info.User))
+	}
+}
+
+// userRates holds the rates of limits.user_total_bps: one relay.UserRate
+// per user with live allocations, which those allocations alone draw on,
+// so the per-packet cost of one user's limit falls on that user's traffic
+// only. Taken per allocation and per reload, never per packet.
+type userRates struct {
+	mu sync.Mutex
+	m  map[string]*userRate
+}
+
+type userRate struct {
+	rate        relay.UserRate
+	allocations int
+}
+
+// acquire counts one more allocation of user and returns the user's rate,
+// set to bps.
+func (u *userRates) acquire(user string, bps int64) *relay.UserRate {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.m == nil {
+		u.m = make(map[string]*userRate)
+	}
+	r := u.m[user]
+	if r == nil {
+		r = &userRate{}
+		u.m[user] = r
+	}
+	r.allocations++
+	r.rate.Set(bps)
+	return &r.rate
+}
+
+// release counts one allocation of user fewer, and forgets the user's rate
+// with the last.
+func (u *userRates) release(user string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if r := u.m[user]; r != nil {
+		if r.allocations--; r.allocations <= 0 {
+			delete(u.m, user)
+		}
+	}
+}
+
+// get returns user's rate; nil when the user holds no allocation.
+func (u *userRates) get(user string) *relay.UserRate {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if r := u.m[user]; r != nil {
+		return &r.rate
+	}
+	return nil
+}
+
+// set gives every user's rate its value from bps.
+func (u *userRates) set(bps func(user string) int64) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for user, r := range u.m {
+		r.rate.Set(bps(user))
 	}
 }
 
@@ -52,12 +140,14 @@ func (t *throughput) rate(now time.Time, total uint64) float64 {
 	return t.bps
 }
 
-// overCapacity reports whether the server relays more than total_bps.
+// overCapacity reports whether the server relays more than total_bps:
+// what it relayed, on the wire (payload and IP and UDP headers, as
+// max_bps counts), never what it dropped.
 func (s *Server) overCapacity() bool {
 	limit := s.cfg.Load().Limits.TotalBPS
 	if limit <= 0 {
 		return false
 	}
 	c := s.relay.Counters()
-	return s.load.rate(time.Now(), c.ToPeerBytes.Load()+c.FromPeerBytes.Load()) >= float64(limit)
+	return s.load.rate(time.Now(), c.ToPeerBytes.Load()+c.FromPeerBytes.Load()+c.HeaderBytes.Load()) >= float64(limit)
 }

@@ -130,6 +130,9 @@ func (s *Server) events() turn.EventHandler {
 				Client: copyAddr(src), KeyedBy: src, Server: dst, Transport: t, User: userID, Realm: realm,
 				Relay: relayAddr, Created: time.Now(),
 			})
+			// The user's shared rate is released with the registry's entry.
+			l := s.cfg.Load().Limits
+			shared := s.userRates.acquire(userID, userTotalFor(l, userID))
 			stream, _ := s.edge.Stream(src, dst) // nil for UDP clients
 			var reactor edge.Reactor
 			if loop, ok := s.relay.Reactor(relayAddr); ok && stream != nil {
@@ -139,10 +142,8 @@ func (s *Server) events() turn.EventHandler {
 			if err := s.relay.AttachClient(relayAddr, src, dst, stream); err != nil {
 				s.log.Warn("fast path not attached", "relay", relayAddr.String(), "err", err)
 			}
-			if bps := rateFor(s.cfg.Load().Limits, userID); bps > 0 {
-				if err := s.relay.SetRate(relayAddr, bps); err != nil {
-					s.log.Warn("bandwidth limit not applied", "relay", relayAddr.String(), "err", err)
-				}
+			if err := s.limitAllocation(l, relayAddr, userID, shared); err != nil {
+				s.log.Warn("bandwidth limit not applied", "relay", relayAddr.String(), "err", err)
 			}
 			df := s.gate.TakeDontFragment(src, dst)
 			if df {
@@ -185,6 +186,7 @@ func (s *Server) events() turn.EventHandler {
 			if !ok {
 				return
 			}
+			s.userRates.release(info.User)
 			s.edge.Released(src, dst) // a TCP/TLS connection left idle is closed in time
 			u, _ := s.relay.Usage(info.Relay)
 			s.logUsage(info, u, endReason(info, src))

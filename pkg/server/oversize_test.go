@@ -97,10 +97,10 @@ func oversizedDatagram(t *testing.T, tr *traffic.Counters, c *testturn.Client, c
 			t.Fatalf("next Data indication carries %d bytes (%v), want %q", len(data), err, after)
 		}
 	}
-	dropped := tr.DroppedToClient.Load()
+	dropped := tr.DroppedToClient[traffic.TooLong].Packets.Load()
 	wantDataIndication(next(big, after))
-	if got := tr.DroppedToClient.Load() - dropped; got < 1 {
-		t.Fatal("turnd_relay_dropped_total{direction=to_client} did not count the oversized datagram")
+	if got := tr.DroppedToClient[traffic.TooLong].Packets.Load() - dropped; got < 1 {
+		t.Fatal("turnd_relay_dropped_total{direction=to_client,reason=too_long} did not count the oversized datagram")
 	}
 
 	if code := testturn.ErrorCode(c.ChannelBind(0x4001, peerAddr)); code != 0 {
@@ -113,9 +113,9 @@ func oversizedDatagram(t *testing.T, tr *traffic.Counters, c *testturn.Client, c
 		}
 	}
 	if !channelWhole {
-		dropped = tr.DroppedToClient.Load()
+		dropped = tr.DroppedToClient[traffic.TooLong].Packets.Load()
 		wantChannel(next(big, after), after)
-		if got := tr.DroppedToClient.Load() - dropped; got < 1 {
+		if got := tr.DroppedToClient[traffic.TooLong].Packets.Load() - dropped; got < 1 {
 			t.Fatal("the datagram too long for the TLS downlink was not counted")
 		}
 		return

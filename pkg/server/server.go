@@ -76,6 +76,7 @@ type Server struct {
 
 	shutdownReason atomic.Pointer[string] // see SetShutdownReason
 	load           throughput             // for limits.total_bps
+	userRates      userRates              // for limits.user_total_bps
 	users          *userTraffic           // for http.metrics_users
 
 	loops     *loopWatch

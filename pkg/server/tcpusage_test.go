@@ -208,3 +208,24 @@ func TestRFC6062RelayMaxBPS(t *testing.T) {
 		t.Errorf("bytes read in %v per direction: %v; want two within 10 %% of %.0f (limited) and two past 3× (unlimited)", window, got, want)
 	}
 }
+
+// TestRFC6062UsageCountsPermissions: an RFC 6062 allocation's usage
+// record counts the permissions it installed, as a UDP relay's does: two
+// peers, one of them refreshed, make two (it said 0).
+func TestRFC6062UsageCountsPermissions(t *testing.T) {
+	opts := testOptions()
+	records := usageLog(&opts)
+	s := start(t, opts)
+	c := dial(t, s, "tcp")
+	wantCode(t, c, c.AllocateTCP(), 0, "tcp allocation")
+	for _, peer := range []*net.UDPAddr{{IP: net.IPv4(127, 0, 0, 1), Port: 9}, {IP: net.IPv4(127, 0, 0, 2), Port: 9}, {IP: net.IPv4(127, 0, 0, 1), Port: 9}} {
+		mustPermit(t, c, peer)
+	}
+	if u := s.Usage(s.Sessions("demo")[0]); u.Permissions != 2 {
+		t.Fatalf("live usage counts %d permissions, want 2", u.Permissions)
+	}
+	if code := c.Refresh(0); code != 0 {
+		t.Fatalf("refresh 0: %d", code)
+	}
+	wantFields(t, nextRecord(t, records), map[string]any{"reason": server.EndReleased, "permissions": uint64(2)})
+}

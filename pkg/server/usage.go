@@ -44,6 +44,7 @@ func (s *Server) logUsage(info allocation.Info, u traffic.Usage, reason string) 
 		"to_peer_bytes", u.ToPeerBytes, "to_peer_packets", u.ToPeerPackets,
 		"from_peer_bytes", u.FromPeerBytes, "from_peer_packets", u.FromPeerPackets,
 		"permissions", u.Permissions, "channels", u.Channels, "rate_limited_packets", u.RateLimited,
+		"no_permission_packets", u.NoPermission,
 		"reason", reason, "allocations", s.registry.Count())
 }
 

@@ -52,7 +52,7 @@ func sum(a, b traffic.Usage) traffic.Usage {
 		ToPeerPackets: a.ToPeerPackets + b.ToPeerPackets, ToPeerBytes: a.ToPeerBytes + b.ToPeerBytes,
 		FromPeerPackets: a.FromPeerPackets + b.FromPeerPackets, FromPeerBytes: a.FromPeerBytes + b.FromPeerBytes,
 		Permissions: a.Permissions + b.Permissions, Channels: a.Channels + b.Channels,
-		RateLimited: a.RateLimited + b.RateLimited,
+		RateLimited: a.RateLimited + b.RateLimited, NoPermission: a.NoPermission + b.NoPermission,
 	}
 }
 
@@ -62,7 +62,7 @@ func atLeast(a, b traffic.Usage) traffic.Usage {
 		ToPeerPackets: max(a.ToPeerPackets, b.ToPeerPackets), ToPeerBytes: max(a.ToPeerBytes, b.ToPeerBytes),
 		FromPeerPackets: max(a.FromPeerPackets, b.FromPeerPackets), FromPeerBytes: max(a.FromPeerBytes, b.FromPeerBytes),
 		Permissions: max(a.Permissions, b.Permissions), Channels: max(a.Channels, b.Channels),
-		RateLimited: max(a.RateLimited, b.RateLimited),
+		RateLimited: max(a.RateLimited, b.RateLimited), NoPermission: max(a.NoPermission, b.NoPermission),
 	}
 }
 
