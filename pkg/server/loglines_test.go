@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -37,6 +38,20 @@ func (l *lineLog) logger() *slog.Logger {
 		l.mu.Unlock()
 	}))
 }
+
+// leveled returns l's logger behind level, which the test may change as a
+// reload changes turnd's.
+func (l *lineLog) leveled(level slog.Leveler) *slog.Logger {
+	return slog.New(levelFilter{Handler: l.logger().Handler(), level: level})
+}
+
+// levelFilter drops the records under level.
+type levelFilter struct {
+	slog.Handler
+	level slog.Leveler
+}
+
+func (f levelFilter) Enabled(_ context.Context, l slog.Level) bool { return l >= f.level.Level() }
 
 // wake returns the notification channel; l.mu is held.
 func (l *lineLog) wake() chan struct{} {

@@ -133,25 +133,25 @@ func New(opts Options) (*Server, error) {
 		TCPRefused: func(string) { s.obs.AllocationRejected(RejectTCPDisabled) },
 		ReservationRefused: func(user string) {
 			s.obs.AllocationRejected(RejectQuota)
-			if held, ok := s.logRate.reservations.Allow(); ok {
+			if held, ok := s.allow(s.logRate.reservations, slog.LevelInfo); ok {
 				s.log.Info("allocation refused: too many port reservations", loglimit.Args(held, "user", user)...)
 			}
 		},
 		AllocateRateLimited: func(user string) {
 			s.obs.AllocationRejected(RejectRate)
-			if held, ok := s.logRate.allocateRate.Allow(); ok {
+			if held, ok := s.allow(s.logRate.allocateRate, slog.LevelInfo); ok {
 				s.log.Info("allocation refused: allocate rate", loglimit.Args(held, "user", user)...)
 			}
 		},
 		PeerRefused: func(user string, peer net.IP) {
 			s.obs.PermissionRejected(RejectPeerDenied)
-			if held, ok := s.logRate.peerRefused.Allow(); ok {
+			if held, ok := s.allow(s.logRate.peerRefused, slog.LevelInfo); ok {
 				s.log.Info("peer refused", loglimit.Args(held, "user", user, "peer", peer)...)
 			}
 		},
 		CapacityRefused: func(user string) {
 			s.obs.PermissionRejected(RejectBindingsCapacity)
-			if held, ok := s.logRate.capacity.Allow(); ok {
+			if held, ok := s.allow(s.logRate.capacity, slog.LevelInfo); ok {
 				s.log.Info("permission, channel or connect refused: allocation at its cap", loglimit.Args(held, "user", user)...)
 			}
 		},
