@@ -108,10 +108,17 @@ func (l *lineLog) selected(pick func(msg string) bool) []logLine {
 // frozenClock stops the clock of s's log limits; the returned function
 // moves it on by d.
 func frozenClock(s *server.Server) (advance func(d time.Duration)) {
+	now, advance := stoppedClock()
+	s.SetLogClock(now)
+	return advance
+}
+
+// stoppedClock returns a clock that stands still, safe for concurrent
+// readers, until advance moves it on by d.
+func stoppedClock() (now func() time.Time, advance func(d time.Duration)) {
 	var ns atomic.Int64
 	ns.Store(time.Unix(1000, 0).UnixNano())
-	s.SetLogClock(func() time.Time { return time.Unix(0, ns.Load()) })
-	return func(d time.Duration) { ns.Add(int64(d)) }
+	return func() time.Time { return time.Unix(0, ns.Load()) }, func(d time.Duration) { ns.Add(int64(d)) }
 }
 
 // wantBounded checks that lines, of one kind, number LogLinesPerSecond (the

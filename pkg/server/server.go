@@ -48,6 +48,9 @@ type Options struct {
 	// AlternatesRefresh is how often names are resolved again while
 	// draining; 0 means 10s.
 	AlternatesRefresh time.Duration
+	// AllocateRateClock is the clock of limits.user_allocate_rate; nil
+	// means time.Now.
+	AllocateRateClock func() time.Time
 }
 
 // Server is a running TURN service. Create it with New; stop it with Close.
@@ -163,6 +166,7 @@ func New(opts Options) (*Server, error) {
 			s.registry.Extend(client, server, time.Now().Add(lifetime))
 		},
 		Releasing: func(client, server net.Addr) { s.registry.MarkEnding(client, server, EndReleased) },
+		Now:       opts.AllocateRateClock,
 	})
 	s.edge = edge.New(s.gate, s.panicked)
 	if err := s.bind(cfg); err != nil {
