@@ -151,6 +151,10 @@ func (d *daemon) addHTTP(g *oklog.Group) {
 		Admin: httpapi.Admin{
 			TokenFile: d.cfg.HTTP.AdminTokenFile, Sessions: d.srv.Sessions, Usage: d.srv.Usage, Disconnect: d.srv.Disconnect,
 			Problem: func(err error) {
+				// A line the level drops spends nothing of the limit.
+				if !d.log.Enabled(context.Background(), slog.LevelWarn) {
+					return
+				}
 				if held, ok := refused.Allow(); ok {
 					d.log.Warn("admin request refused", loglimit.Args(held, "err", err)...)
 				}

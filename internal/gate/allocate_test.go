@@ -440,13 +440,19 @@ func TestAlternateOfTheClientsFamily(t *testing.T) {
 
 // TestUserAllocateRate: past a user's burst of authenticated Allocates the
 // gate answers a signed 486 itself, hooks it, and passes other users' on;
-// 0 turns the limit off.
+// 0 turns the limit off. The rate's clock stands still, so no token comes
+// back however slowly the test runs.
 func TestUserAllocateRate(t *testing.T) {
 	p := strictPolicy()
 	p.Alternates = nil
 	p.UserAllocateRate = 2 // a burst of 4
 	var limited []string
-	g := gate.New(p, gate.Hooks{Accepting: func() bool { return true }, AllocateRateLimited: func(user string) { limited = append(limited, user) }})
+	stopped := time.Unix(1000, 0)
+	g := gate.New(p, gate.Hooks{
+		Accepting:           func() bool { return true },
+		AllocateRateLimited: func(user string) { limited = append(limited, user) },
+		Now:                 func() time.Time { return stopped },
+	})
 	for i := range 4 {
 		if _, v := g.Inspect(aliceAllocate(t), clientAddr(), localAddr(), &responder{}); v == gate.Answered {
 			t.Fatalf("Allocate %d of the burst answered by the gate", i)

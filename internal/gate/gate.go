@@ -66,7 +66,7 @@ type keyChoice struct {
 
 // New returns a gate applying p.
 func New(p *Policy, h Hooks) *Gate {
-	g := &Gate{hooks: h, limiter: ratelimit.New(0, nil), allocates: ratelimit.NewUsers(0, nil)}
+	g := &Gate{hooks: h, limiter: ratelimit.New(0, nil), allocates: ratelimit.NewUsers(0, h.Now)}
 	g.SetPolicy(p)
 	return g
 }

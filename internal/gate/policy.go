@@ -125,4 +125,6 @@ type Hooks struct {
 	// 0 (RFC 8656 §8.2: the client ends its allocation), before pion
 	// handles it.
 	Releasing func(client, server net.Addr)
+	// Now is the clock of the per-user Allocate rate (nil: time.Now).
+	Now func() time.Time
 }

@@ -52,6 +52,10 @@ func (l *Limiter) Allow() (suppressed int64, ok bool) {
 	}
 }
 
+// Held returns how many lines were held back since the last one let
+// through: what the next line let through will report.
+func (l *Limiter) Held() int64 { return l.held.Load() }
+
 // Args returns a line's key-value args with suppressed=n added when lines
 // were held back before it.
 func Args(n int64, args ...any) []any {

@@ -34,9 +34,15 @@ func TestLimiter(t *testing.T) {
 	if _, ok := l.Allow(); ok {
 		t.Fatal("a line was let through before the second ended")
 	}
+	if n := l.Held(); n != 6 {
+		t.Fatalf("Held = %d, want 6", n)
+	}
 	c.add(time.Millisecond)
 	if n, ok := l.Allow(); !ok || n != 6 {
 		t.Fatalf("next second: Allow = %d, %v; want 6 held back, true", n, ok)
+	}
+	if n := l.Held(); n != 0 {
+		t.Fatalf("Held = %d after a line reported them, want 0", n)
 	}
 	if n, ok := l.Allow(); !ok || n != 0 {
 		t.Fatalf("the count was repeated: Allow = %d, %v", n, ok)

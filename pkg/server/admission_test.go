@@ -193,6 +193,9 @@ func TestRefusals(t *testing.T) {
 			opts := testOptions()
 			opts.Observer = obs
 			opts.Config.Auth.Users["other"] = "other"
+			// The allocate rate's buckets refill only on this stopped
+			// clock: a slow run gets no token back.
+			opts.AllocateRateClock, _ = stoppedClock()
 			if tt.configure != nil {
 				tt.configure(&opts.Config)
 			}

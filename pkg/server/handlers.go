@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"log/slog"
 	"net"
 	"time"
 
@@ -32,7 +33,7 @@ func (s *Server) authenticate(ra *turn.RequestAttributes) (string, []byte, bool)
 		if errors.Is(err, auth.ErrTooLong) {
 			// Says nothing a client could not know (the expiry is in its
 			// username), and tells the operator why a credential fails.
-			if held, ok := s.logRate.restTooLong.Allow(); ok {
+			if held, ok := s.allow(s.logRate.restTooLong, slog.LevelWarn); ok {
 				s.log.Warn("REST credential expires further ahead than auth.max_rest_validity",
 					loglimit.Args(held, "user", loglimit.Clip(ra.Username), "client", ra.SrcAddr.String())...)
 			}
@@ -58,7 +59,7 @@ func (s *Server) admit(userID, _ string, src net.Addr) bool {
 	defer s.catch("quota handler") // refuses: 486
 	if !s.accepting() {
 		s.obs.AllocationRejected(RejectDraining)
-		if held, ok := s.logRate.draining.Allow(); ok {
+		if held, ok := s.allow(s.logRate.draining, slog.LevelInfo); ok {
 			s.log.Info("allocation refused: draining", loglimit.Args(held, "user", userID, "client", src.String())...)
 		}
 		return false
@@ -66,7 +67,7 @@ func (s *Server) admit(userID, _ string, src net.Addr) bool {
 	ip := netaddr.IP(src)
 	if s.overCapacity() {
 		s.obs.AllocationRejected(RejectBandwidth)
-		if held, ok := s.logRate.totalBPS.Allow(); ok {
+		if held, ok := s.allow(s.logRate.totalBPS, slog.LevelInfo); ok {
 			s.log.Info("allocation refused: limits.total_bps reached",
 				loglimit.Args(held, "user", userID, "client", src.String())...)
 		}
@@ -74,7 +75,7 @@ func (s *Server) admit(userID, _ string, src net.Addr) bool {
 	}
 	if err := s.registry.Admit(userID, ip); err != nil {
 		s.obs.AllocationRejected(RejectQuota)
-		if held, ok := s.logRate.quota.Allow(); ok {
+		if held, ok := s.allow(s.logRate.quota, slog.LevelInfo); ok {
 			s.log.Info("allocation refused", loglimit.Args(held, "user", userID, "client", src.String(), "reason", err)...)
 		}
 		return false
@@ -90,7 +91,7 @@ func (s *Server) permit(client net.Addr, peer net.IP) bool {
 		return true
 	}
 	s.obs.PermissionRejected(RejectPeerDenied)
-	if held, ok := s.logRate.peerRefused.Allow(); ok {
+	if held, ok := s.allow(s.logRate.peerRefused, slog.LevelInfo); ok {
 		s.log.Info("peer refused", loglimit.Args(held, "client", client.String(), "peer", peer)...)
 	}
 	return false
@@ -117,7 +118,7 @@ func (s *Server) events() turn.EventHandler {
 			defer s.catch("OnAuth")
 			if !ok && method == stun.MethodAllocate.String() {
 				s.obs.AllocationRejected(RejectAuth)
-				if held, ok := s.logRate.badCredentials.Allow(); ok {
+				if held, ok := s.allow(s.logRate.badCredentials, slog.LevelInfo); ok {
 					s.log.Info("allocation refused: bad credentials",
 						loglimit.Args(held, "user", loglimit.Clip(username), "client", src.String())...)
 				}
@@ -171,7 +172,7 @@ func (s *Server) events() turn.EventHandler {
 			if err := s.relay.BindChannel(relayAddr, peer, number, false); err != nil {
 				s.log.Warn("channel not mirrored to the fast path", "relay", relayAddr.String(), "err", err)
 			}
-			if held, ok := s.logRate.channelBound.Allow(); ok {
+			if held, ok := s.allow(s.logRate.channelBound, slog.LevelDebug); ok {
 				s.log.Debug("channel bound", loglimit.Args(held, "client", src.String(), "relay", relayAddr.String(),
 					"peer", peer.String(), "channel", number)...)
 			}

@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"net"
 
 	"github.com/turnd/turnd/internal/edge"
@@ -61,7 +62,7 @@ func (s *Server) proxyOptions(cfg config.Config) (*edge.Proxy, error) {
 		Listeners: pp.Listeners,
 		Refused: func(reason string, from net.Addr) {
 			s.obs.ProxyRefused(reason)
-			if held, ok := s.logRate.proxy.Of(reason).Allow(); ok {
+			if held, ok := s.allow(s.logRate.proxy.Of(reason), slog.LevelInfo); ok {
 				s.log.Info("connection refused: proxy protocol", loglimit.Args(held, "reason", reason, "from", from.String())...)
 			}
 		},

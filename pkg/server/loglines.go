@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -47,4 +49,14 @@ func (l *lineLimits) now() time.Time {
 		return (*f)()
 	}
 	return time.Now()
+}
+
+// allow is l.Allow for a line of level: a line the logger drops spends
+// nothing, so a reload that turns its level on does not report as
+// suppressed the lines that were never to be written.
+func (s *Server) allow(l *loglimit.Limiter, level slog.Level) (held int64, ok bool) {
+	if !s.log.Enabled(context.Background(), level) {
+		return 0, false
+	}
+	return l.Allow()
 }

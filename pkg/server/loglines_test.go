@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -37,6 +38,20 @@ func (l *lineLog) logger() *slog.Logger {
 		l.mu.Unlock()
 	}))
 }
+
+// leveled returns l's logger behind level, which the test may change as a
+// reload changes turnd's.
+func (l *lineLog) leveled(level slog.Leveler) *slog.Logger {
+	return slog.New(levelFilter{Handler: l.logger().Handler(), level: level})
+}
+
+// levelFilter drops the records under level.
+type levelFilter struct {
+	slog.Handler
+	level slog.Leveler
+}
+
+func (f levelFilter) Enabled(_ context.Context, l slog.Level) bool { return l >= f.level.Level() }
 
 // wake returns the notification channel; l.mu is held.
 func (l *lineLog) wake() chan struct{} {
@@ -93,10 +108,17 @@ func (l *lineLog) selected(pick func(msg string) bool) []logLine {
 // frozenClock stops the clock of s's log limits; the returned function
 // moves it on by d.
 func frozenClock(s *server.Server) (advance func(d time.Duration)) {
+	now, advance := stoppedClock()
+	s.SetLogClock(now)
+	return advance
+}
+
+// stoppedClock returns a clock that stands still, safe for concurrent
+// readers, until advance moves it on by d.
+func stoppedClock() (now func() time.Time, advance func(d time.Duration)) {
 	var ns atomic.Int64
 	ns.Store(time.Unix(1000, 0).UnixNano())
-	s.SetLogClock(func() time.Time { return time.Unix(0, ns.Load()) })
-	return func(d time.Duration) { ns.Add(int64(d)) }
+	return func() time.Time { return time.Unix(0, ns.Load()) }, func(d time.Duration) { ns.Add(int64(d)) }
 }
 
 // wantBounded checks that lines, of one kind, number LogLinesPerSecond (the
@@ -118,5 +140,18 @@ func wantSuppressed(t *testing.T, lines []logLine, what string, held int) {
 	last := lines[len(lines)-1]
 	if got := last.attrs["suppressed"]; got != strconv.Itoa(held) {
 		t.Fatalf("the next second's %q line %v: suppressed=%q, want %d", what, last, got, held)
+	}
+}
+
+// waitHeld waits until held (a limiter's count) reaches n: a line held back
+// writes nothing, so there is no event to wait on and it polls, bounded.
+func waitHeld(t *testing.T, what string, held func() int64, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for held() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d %q lines held back, want %d", held(), what, n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

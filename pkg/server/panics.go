@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"log/slog"
 
 	"github.com/turnd/turnd/internal/loglimit"
 )
@@ -23,7 +24,7 @@ func (s *Server) catch(where string) {
 // one hostile packet repeated at line rate must not turn into a log flood.
 func (s *Server) recovered(where string, v any) {
 	s.obs.PanicRecovered()
-	if held, ok := s.logRate.panics.Allow(); ok {
+	if held, ok := s.allow(s.logRate.panics, slog.LevelError); ok {
 		s.log.Error("recovered from a panic; that request or packet was dropped, serving goes on",
 			loglimit.Args(held, "in", where, "panic", fmt.Sprint(v))...)
 	}

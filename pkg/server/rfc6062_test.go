@@ -313,10 +313,14 @@ func TestInboundPeerWithoutPermissionLinesAreBounded(t *testing.T) {
 	relay := testturn.Relayed(t, resp)
 	relayAddr := (&net.TCPAddr{IP: relay.IP, Port: relay.Port}).String()
 
-	// knock connects to the relay port and waits until turnd closes it.
+	// knock connects to the relay port and waits until turnd closes it. It
+	// dials from another loopback address than turnd's: an ephemeral port
+	// equal to turnd's UDP port would name one of turnd's own sockets, which
+	// the relay closes before pion sees it, with no line.
+	dialer := net.Dialer{Timeout: waitTimeout, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
 	knock := func() {
 		t.Helper()
-		peer, err := net.DialTimeout("tcp4", relayAddr, waitTimeout)
+		peer, err := dialer.Dial("tcp4", relayAddr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -327,11 +331,16 @@ func TestInboundPeerWithoutPermissionLinesAreBounded(t *testing.T) {
 		}
 	}
 	const line = "no permission for inbound peer"
+	// pion closes a peer's connection before it writes the line: a knock
+	// returning does not mean its line went through the limit, so the
+	// held-back count is awaited before the clock moves.
+	const format = "Relay %s: no permission for inbound peer %s, closing connection"
 	for range conns {
 		knock()
 	}
 	lines := func() []logLine { return log.containing(line) }
 	wantBounded(t, log.wait(t, server.LogLinesPerSecond, line, lines), line, conns)
+	waitHeld(t, line, func() int64 { return s.PionLinesHeld(format) }, conns-server.LogLinesPerSecond)
 
 	advance(time.Second)
 	knock()

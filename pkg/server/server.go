@@ -48,6 +48,9 @@ type Options struct {
 	// AlternatesRefresh is how often names are resolved again while
 	// draining; 0 means 10s.
 	AlternatesRefresh time.Duration
+	// AllocateRateClock is the clock of limits.user_allocate_rate; nil
+	// means time.Now.
+	AllocateRateClock func() time.Time
 }
 
 // Server is a running TURN service. Create it with New; stop it with Close.
@@ -134,25 +137,25 @@ func New(opts Options) (*Server, error) {
 		TCPRefused: func(string) { s.obs.AllocationRejected(RejectTCPDisabled) },
 		ReservationRefused: func(user string) {
 			s.obs.AllocationRejected(RejectQuota)
-			if held, ok := s.logRate.reservations.Allow(); ok {
+			if held, ok := s.allow(s.logRate.reservations, slog.LevelInfo); ok {
 				s.log.Info("allocation refused: too many port reservations", loglimit.Args(held, "user", user)...)
 			}
 		},
 		AllocateRateLimited: func(user string) {
 			s.obs.AllocationRejected(RejectRate)
-			if held, ok := s.logRate.allocateRate.Allow(); ok {
+			if held, ok := s.allow(s.logRate.allocateRate, slog.LevelInfo); ok {
 				s.log.Info("allocation refused: allocate rate", loglimit.Args(held, "user", user)...)
 			}
 		},
 		PeerRefused: func(user string, peer net.IP) {
 			s.obs.PermissionRejected(RejectPeerDenied)
-			if held, ok := s.logRate.peerRefused.Allow(); ok {
+			if held, ok := s.allow(s.logRate.peerRefused, slog.LevelInfo); ok {
 				s.log.Info("peer refused", loglimit.Args(held, "user", user, "peer", peer)...)
 			}
 		},
 		CapacityRefused: func(user string) {
 			s.obs.PermissionRejected(RejectBindingsCapacity)
-			if held, ok := s.logRate.capacity.Allow(); ok {
+			if held, ok := s.allow(s.logRate.capacity, slog.LevelInfo); ok {
 				s.log.Info("permission, channel or connect refused: allocation at its cap", loglimit.Args(held, "user", user)...)
 			}
 		},
@@ -164,6 +167,7 @@ func New(opts Options) (*Server, error) {
 			s.registry.Extend(client, server, time.Now().Add(lifetime))
 		},
 		Releasing: func(client, server net.Addr) { s.registry.MarkEnding(client, server, EndReleased) },
+		Now:       opts.AllocateRateClock,
 	})
 	s.edge = edge.New(s.gate, s.panicked)
 	if err := s.bind(cfg); err != nil {
