@@ -84,7 +84,7 @@ func (l *limit) allow(n int, rl *Relay) bool {
 	if l.own.bps.Load() <= 0 && user == nil {
 		return true
 	}
-	now := int64(time.Since(rl.epoch))
+	now := int64(rl.clock())
 	if !l.own.take(n, now) {
 		return false
 	}

@@ -82,7 +82,7 @@ func (b *bucket) debt(n int, now int64) time.Duration {
 // debt charges n bytes to the allocation's rate and its user's and
 // returns how long their sender must wait for both.
 func (l *limit) debt(n int, rl *Relay) time.Duration {
-	now := int64(time.Since(rl.epoch))
+	now := int64(rl.clock())
 	wait := l.own.debt(n, now)
 	if user := l.user.Load(); user != nil {
 		wait = max(wait, user.debt(n, now))
