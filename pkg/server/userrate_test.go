@@ -12,7 +12,8 @@ import (
 // TestUserTotalBPSHoldsAUsersAllocationsTogether: with
 // limits.user_total_bps at 400 kbit/s and no max_bps, three allocations of
 // demo offered 100 kB/s each way for two seconds relay 400 kbit/s together
-// each way (within 10 %, payload being 1000/1028 of what is charged), while
+// each way (no more than 10 % over, payload being 1000/1028 of what is
+// charged; the lower bound is loose for a loaded machine), while
 // bob, unlimited through user_total_bps_overrides, relays all he is
 // offered. A reload lifting demo's limit applies to the live allocations.
 func TestUserTotalBPSHoldsAUsersAllocationsTogether(t *testing.T) {
@@ -72,9 +73,11 @@ func TestUserTotalBPSHoldsAUsersAllocationsTogether(t *testing.T) {
 		demoTo += u.ToPeerBytes
 		demoFrom += u.FromPeerBytes
 	}
+	// The bound is the rate, tight; below it a loaded machine's stalls
+	// only leave offered datagrams unsent, so that bound is loose.
 	for dir, got := range map[string]uint64{"to peers": demoTo, "from peers": demoFrom} {
-		if f := float64(got); f < 0.9*want || f > 1.1*want {
-			t.Errorf("demo's allocations together relayed %d bytes %s in %v, want %.0f within 10 %%", got, dir, elapsed, want)
+		if f := float64(got); f < 0.6*want || f > 1.1*want {
+			t.Errorf("demo's allocations together relayed %d bytes %s in %v, want between 0.6 and 1.1 × %.0f", got, dir, elapsed, want)
 		}
 	}
 
@@ -111,8 +114,9 @@ func wantAllPass(t *testing.T, s *server.Server, c *testturn.Client, peer rawPee
 }
 
 // TestUserTotalBPSPacesRFC6062Relays: limits.user_total_bps holds two RFC
-// 6062 relays of one user to the rate together, each way, within 10 %
-// over two seconds (their reads and writes wait, as with max_bps).
+// 6062 relays of one user to the rate together, each way, no more than
+// 10 % over it in two seconds (their reads and writes wait, as with
+// max_bps); the lower bound is loose for a loaded machine.
 func TestUserTotalBPSPacesRFC6062Relays(t *testing.T) {
 	const (
 		rate   = 400_000 // bit/s: 50 kB/s
@@ -154,8 +158,8 @@ func TestUserTotalBPSPacesRFC6062Relays(t *testing.T) {
 	for dir, results := range map[string]chan int{"to the peers": toPeers, "from the peers": fromPeers} {
 		got := <-results + <-results
 		t.Logf("%s: %d bytes in %v, want about %.0f", dir, got, window, want)
-		if f := float64(got); f < 0.9*want || f > 1.1*want {
-			t.Errorf("%s: %d bytes read in %v, want %.0f within 10 %%", dir, got, window, want)
+		if f := float64(got); f < 0.6*want || f > 1.1*want {
+			t.Errorf("%s: %d bytes read in %v, want between 0.6 and 1.1 × %.0f", dir, got, window, want)
 		}
 	}
 }
