@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/turnd/turnd/internal/testturn"
+	"github.com/turnd/turnd/internal/traffic"
+	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/server"
 )
 
@@ -161,5 +163,87 @@ func TestUserTotalBPSPacesRFC6062Relays(t *testing.T) {
 		if f := float64(got); f < 0.6*want || f > 1.1*want {
 			t.Errorf("%s: %d bytes read in %v, want between 0.6 and 1.1 × %.0f", dir, got, window, want)
 		}
+	}
+}
+
+// TestUserTotalBPSLeavesUDPAShareBesideRFC6062: under user_total_bps, an
+// RFC 6062 relay copying as fast as it may does not starve a UDP relay of
+// the same user: offered 40 % of the rate each way, the UDP relay passes
+// at least a third of it, as a stream waits for room before it charges
+// the user's bucket.
+func TestUserTotalBPSLeavesUDPAShareBesideRFC6062(t *testing.T) {
+	const (
+		rate   = 400_000 // bit/s: 50 kB/s
+		size   = 500 - 28
+		every  = 25 * time.Millisecond // 20 kB/s on the wire each way
+		window = 2 * time.Second
+	)
+	opts := testOptions()
+	opts.Config.Limits.UserTotalBPS = rate
+	s := start(t, opts)
+	pipe := openTCPPipe(t, s, "demo")
+	c := dial(t, s, "udp")
+	relayAddr, peer := c.MustAllocate(), listenPeer(t, "127.0.0.1")
+	mustPermit(t, c, peer.addr())
+
+	flood := func(w net.Conn) {
+		buf := make([]byte, 16*1024)
+		for {
+			if _, err := w.Write(buf); err != nil {
+				return
+			}
+		}
+	}
+	drain := func(r net.Conn) {
+		buf := make([]byte, 64*1024)
+		for {
+			if _, err := r.Read(buf); err != nil {
+				return
+			}
+		}
+	}
+	go flood(pipe.data.Conn())
+	go flood(pipe.peer)
+	go drain(pipe.peer)
+	go drain(pipe.data.Conn())
+	t.Cleanup(func() { pipe.peer.Close(); pipe.data.Conn().Close() })
+
+	udpUsage := func() (u traffic.Usage) {
+		for _, sess := range s.Sessions("demo") {
+			if sess.Relay.String() == relayAddr.String() {
+				return s.Usage(sess)
+			}
+		}
+		t.Fatal("the UDP allocation is gone")
+		return u
+	}
+	// Both streams flowing, the bucket is as full as they may keep it.
+	var stream allocation.Info
+	for _, sess := range s.Sessions("demo") {
+		if sess.Relay.String() != relayAddr.String() {
+			stream = sess
+		}
+	}
+	if u := awaitUsage(t, s, stream, func(u traffic.Usage) bool { return u.ToPeerBytes > rate/8/10 && u.FromPeerBytes > rate/8/10 }); u.ToPeerBytes == 0 || u.FromPeerBytes == 0 {
+		t.Fatalf("the RFC 6062 relay does not flow: %+v", u)
+	}
+	before := udpUsage()
+	payload := make([]byte, size)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	sent := 0
+	for start := time.Now(); time.Since(start) < window; sent++ {
+		<-tick.C
+		c.Send(peer.addr(), payload)
+		if _, err := peer.WriteToUDP(payload, relayAddr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := udpUsage()
+	to, from := after.ToPeerPackets-before.ToPeerPackets, after.FromPeerPackets-before.FromPeerPackets
+	t.Logf("UDP relayed %d to the peer and %d from it of %d offered each way; %d dropped for the rate",
+		to, from, sent, after.RateLimited-before.RateLimited)
+	if min(to, from) < uint64(sent)/3 {
+		t.Fatalf("UDP relayed %d to the peer and %d from it of %d offered each way beside a saturating RFC 6062 relay, want at least a third", to, from, sent)
 	}
 }
