@@ -337,3 +337,21 @@ func BenchmarkLimitAllow(b *testing.B) {
 		})
 	}
 }
+
+// TestClosedSocketIsNotCharged: a datagram the fast path takes as its
+// socket closes is not sent, so its charge is given back, as WriteTo does.
+func TestClosedSocketIsNotCharged(t *testing.T) {
+	r := newFastPathRig(t)
+	r.gen.clock = func() time.Duration { return time.Hour }
+	if err := r.gen.SetRate(relayAddrOf(r), 80_000); err != nil {
+		t.Fatal(err)
+	}
+	peer := r.peer.LocalAddr().(*net.UDPAddr).AddrPort()
+	if err := r.relay.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r.relay.relayUp(make([]byte, 100), peer)
+	if debt := time.Duration(r.relay.toRate.own.tat.Load()) - time.Hour; debt > 0 {
+		t.Fatalf("a datagram a closed socket did not send was charged %v", debt)
+	}
+}
