@@ -127,6 +127,9 @@ func (u *UserRate) Set(bps int64) {
 	u.from.bps.Store(bps)
 }
 
+// Rate returns the rate each way, in bits per second (0: unlimited).
+func (u *UserRate) Rate() int64 { return u.to.bps.Load() }
+
 // ShareRate holds the allocation whose relay was advertised as relayAddr
 // to u as well as to its own rate, from its next packet on; nil lets it go.
 func (rl *Relay) ShareRate(relayAddr net.Addr, u *UserRate) error {
