@@ -219,7 +219,7 @@ func TestRFC6062RelayMaxBPS(t *testing.T) {
 
 // TestRFC6062UsageCountsPermissions: an RFC 6062 allocation's usage
 // record counts the permissions it installed, as a UDP relay's does: two
-// peers, one of them refreshed, make two (it said 0).
+// peers, one of them refreshed, make two.
 func TestRFC6062UsageCountsPermissions(t *testing.T) {
 	opts := testOptions()
 	records := usageLog(&opts)
