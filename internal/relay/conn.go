@@ -262,14 +262,19 @@ func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
 	}
 	c.fdMu.RLock()
 	// Counted under the lock too, so the totals are final once Close has it.
+	// A closed socket sent nothing, so it charges nothing, as WriteTo.
+	err := net.ErrClosed
 	if !c.fdClosed {
-		switch err := mmsg.SendTo(int(c.fd), payload, peer, c.key.v6); {
-		case err == nil:
-			c.tally.toPeer(c.relay.opts.Counters, len(payload))
-		case !errors.Is(err, net.ErrClosed):
-			c.toRate.refund(cost)
-			c.dropTo(traffic.SendError, len(payload))
-		}
+		err = mmsg.SendTo(int(c.fd), payload, peer, c.key.v6)
+	}
+	switch {
+	case err == nil:
+		c.tally.toPeer(c.relay.opts.Counters, len(payload))
+	case errors.Is(err, net.ErrClosed):
+		c.toRate.refund(cost)
+	default:
+		c.toRate.refund(cost)
+		c.dropTo(traffic.SendError, len(payload))
 	}
 	c.fdMu.RUnlock()
 }

@@ -12,7 +12,7 @@ import (
 // allocation, and cores do not fight over one cache line on every packet.
 // Drops that come a packet at a time (junk from peers without a
 // permission, traffic past a rate) are tallied the same way; the rare ones
-// go straight to the totals (see Conn.drop).
+// go straight to the totals (Conn.dropTo, Conn.dropFrom).
 
 // tallyBatch is how many packets a socket counts before publishing.
 const tallyBatch = 32

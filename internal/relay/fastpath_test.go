@@ -332,7 +332,8 @@ func netipAddrPortWithPort(a netip.AddrPort, port uint16) netip.AddrPort {
 }
 
 // TestSendToForbiddenPeerIsDropped: Send indications to turnd's own sockets
-// or to port 0 are taken and dropped, even with a permission.
+// or to port 0 are taken and dropped, even with a permission, and counted
+// as dropped for a forbidden peer, never as relayed.
 func TestSendToForbiddenPeerIsDropped(t *testing.T) {
 	r := newFastPathRig(t)
 	peerUDP := r.peer.LocalAddr().(*net.UDPAddr)
@@ -354,6 +355,12 @@ func TestSendToForbiddenPeerIsDropped(t *testing.T) {
 	_ = r.peer.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 	if n, err := r.peer.Read(make([]byte, 16)); err == nil {
 		t.Fatalf("forbidden peer received %d bytes", n)
+	}
+	r.relay.tally.flush(r.gen.Counters())
+	c := r.gen.Counters()
+	if d := &c.DroppedToPeer[traffic.ForbiddenPeer]; d.Packets.Load() != 2 || d.Bytes.Load() != 2 || c.ToPeerPackets.Load() != 0 {
+		t.Fatalf("dropped for a forbidden peer %d (%d bytes), relayed %d; want 2 (2 bytes) and 0",
+			d.Packets.Load(), d.Bytes.Load(), c.ToPeerPackets.Load())
 	}
 }
 

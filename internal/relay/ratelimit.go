@@ -84,7 +84,7 @@ func (l *limit) allow(n int, rl *Relay) bool {
 	if l.own.bps.Load() <= 0 && user == nil {
 		return true
 	}
-	now := int64(time.Since(rl.epoch))
+	now := int64(rl.clock())
 	if !l.own.take(n, now) {
 		return false
 	}
@@ -126,6 +126,9 @@ func (u *UserRate) Set(bps int64) {
 	u.to.bps.Store(bps)
 	u.from.bps.Store(bps)
 }
+
+// Rate returns the rate each way, in bits per second (0: unlimited).
+func (u *UserRate) Rate() int64 { return u.to.bps.Load() }
 
 // ShareRate holds the allocation whose relay was advertised as relayAddr
 // to u as well as to its own rate, from its next packet on; nil lets it go.

@@ -15,9 +15,10 @@ import (
 // bytes and 28 of IPv4 and UDP header), the first passes and the one that
 // brings the debt to the allowance, and the rest are dropped and counted;
 // an unlimited allocation passes everything; a new rate applies to the
-// next packet.
+// next packet. The relay's clock is stopped: the burst is instant.
 func TestRateLimitDropsPastTheBurst(t *testing.T) {
 	r := newFastPathRig(t)
+	r.gen.clock = func() time.Duration { return time.Hour }
 	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
 	pkt := channelData(0x4001, make([]byte, 1000-udpHeader4))
 	if err := r.gen.SetRate(relayAddrOf(r), 80_000); err != nil {
@@ -63,36 +64,49 @@ func TestBucketRefillsAtItsRate(t *testing.T) {
 }
 
 // TestRateLimitedFastPathDoesNotAllocate: the limit keeps the fast path
-// free of heap allocations, passing or dropping.
+// free of heap allocations, passing or dropping, held to the allocation's
+// own rate or to its user's. AllocsPerRun rounds down, so each guard
+// checks that every packet it measured took the path it guards.
 func TestRateLimitedFastPathDoesNotAllocate(t *testing.T) {
 	r := newFastPathRig(t)
 	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
 	pkt := channelData(0x4001, make([]byte, 160))
-	if err := r.gen.SetRate(relayAddrOf(r), 1_000_000); err != nil {
+	addr := relayAddrOf(r)
+	const runs = 500
+	guard := func(what string, drops bool) {
+		t.Helper()
+		before, _ := r.gen.Usage(addr)
+		if a := testing.AllocsPerRun(runs, func() { r.up(pkt, clientAP) }); a != 0 {
+			t.Errorf("%s: %v allocations per packet", what, a)
+		}
+		u, _ := r.gen.Usage(addr)
+		passed, dropped := u.ToPeerPackets-before.ToPeerPackets, u.RateLimited-before.RateLimited
+		if want := uint64(runs + 1); drops && dropped != want || !drops && passed != want { // and the warm-up run
+			t.Fatalf("%s: %d passed and %d dropped of %d: the guard did not cover one path only", what, passed, dropped, want)
+		}
+	}
+	if err := r.gen.SetRate(addr, 100_000_000_000); err != nil {
 		t.Fatal(err)
 	}
-	if a := testing.AllocsPerRun(500, func() { r.up(pkt, clientAP) }); a != 0 {
-		t.Errorf("rate-limited uplink: %v allocations per packet", a)
+	guard("uplink within max_bps", false)
+	if err := r.gen.SetRate(addr, 8); err != nil {
+		t.Fatal(err)
 	}
-	if u, _ := r.gen.Usage(relayAddrOf(r)); u.RateLimited == 0 {
-		t.Fatal("no packet was dropped: the guard did not cover the drop path")
-	}
-	// A user's shared rate instead, passing and dropping.
+	r.up(pkt, clientAP) // fits the empty bucket, and leaves it in debt past every later one
+	guard("uplink past max_bps", true)
+
 	var shared UserRate
-	shared.Set(1_000_000)
-	if err := r.gen.SetRate(relayAddrOf(r), 0); err != nil {
+	shared.Set(100_000_000_000)
+	if err := r.gen.SetRate(addr, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.gen.ShareRate(relayAddrOf(r), &shared); err != nil {
+	if err := r.gen.ShareRate(addr, &shared); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := r.gen.Usage(relayAddrOf(r))
-	if a := testing.AllocsPerRun(500, func() { r.up(pkt, clientAP) }); a != 0 {
-		t.Errorf("uplink held to a user's rate: %v allocations per packet", a)
-	}
-	if u, _ := r.gen.Usage(relayAddrOf(r)); u.RateLimited == before.RateLimited || u.ToPeerPackets == before.ToPeerPackets {
-		t.Fatalf("usage %+v after %+v: the guard did not cover both paths of the user's rate", u, before)
-	}
+	guard("uplink within the user's rate", false)
+	shared.Set(8)
+	r.up(pkt, clientAP)
+	guard("uplink past the user's rate", true)
 }
 
 // BenchmarkUplinkChannelDataRateLimited is BenchmarkUplinkChannelData with
@@ -112,9 +126,10 @@ func BenchmarkUplinkChannelDataRateLimited(b *testing.B) {
 }
 
 // TestEachDatagramPaysItsHeader: at 80 kbit/s the bucket holds 1000 bytes
-// on the wire, so of an instant burst of 1-byte ChannelData it lets
-// through 1000/(1+28) over IPv4 and 1000/(1+48) over IPv6, and the first:
-// a flood of tiny datagrams is held like a flood of bytes.
+// on the wire, so of an instant burst of 1-byte ChannelData (the relay's
+// clock stopped) it lets through 1000/(1+28) over IPv4 and 1000/(1+48)
+// over IPv6, and the first: a flood of tiny datagrams is held like a flood
+// of bytes.
 func TestEachDatagramPaysItsHeader(t *testing.T) {
 	for _, tc := range []struct {
 		network string
@@ -123,6 +138,7 @@ func TestEachDatagramPaysItsHeader(t *testing.T) {
 	}{{"udp4", net.IPv4(127, 0, 0, 1), 1000/(1+28) + 1}, {"udp6", net.IPv6loopback, 1000/(1+48) + 1}} {
 		t.Run(tc.network, func(t *testing.T) {
 			r := newFastPathRigOn(t, tc.network, tc.ip)
+			r.gen.clock = func() time.Duration { return time.Hour }
 			clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
 			if err := r.gen.SetRate(relayAddrOf(r), 80_000); err != nil {
 				t.Fatal(err)
@@ -131,8 +147,7 @@ func TestEachDatagramPaysItsHeader(t *testing.T) {
 			for range 200 {
 				r.up(pkt, clientAP)
 			}
-			// The loop's own microseconds may earn a byte more.
-			if u, _ := r.gen.Usage(relayAddrOf(r)); u.ToPeerPackets < tc.want || u.ToPeerPackets > tc.want+1 || u.RateLimited+u.ToPeerPackets != 200 {
+			if u, _ := r.gen.Usage(relayAddrOf(r)); u.ToPeerPackets != tc.want || u.RateLimited+u.ToPeerPackets != 200 {
 				t.Fatalf("relayed %d, rate-limited %d of 200; want %d relayed", u.ToPeerPackets, u.RateLimited, tc.want)
 			}
 		})
@@ -197,12 +212,20 @@ func TestRateLimitedDownlinkDoesNotAllocate(t *testing.T) {
 	if u, _ := r.gen.Usage(relayAddrOf(r)); u.NoPermission == 0 {
 		t.Fatal("no junk was dropped: the guard did not cover the drop path")
 	}
-	// Now past the rate: every datagram is dropped in the loop.
+	// Now past the rate, and the bucket in debt: every datagram measured
+	// is dropped in the loop.
 	if err := r.gen.SetRate(relayAddrOf(r), 8); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := r.gen.Usage(relayAddrOf(r))
+	if _, err := r.peer.WriteToUDPAddrPort(payload, relayAP); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.client.Read(buf); err != nil || n != 4+len(payload) {
+		t.Fatalf("client read %d bytes: %v", n, err)
+	}
+	drained, _ := r.gen.Usage(relayAddrOf(r))
 	allocs = testing.AllocsPerRun(10, func() {
+		before, _ := r.gen.Usage(relayAddrOf(r))
 		for range batch {
 			if _, err := r.peer.WriteToUDPAddrPort(payload, relayAP); err != nil {
 				t.Fatal(err)
@@ -210,15 +233,20 @@ func TestRateLimitedDownlinkDoesNotAllocate(t *testing.T) {
 		}
 		// A marker through a second allocation's loop would not prove
 		// this socket was read; the count of drops does, bounded.
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-			if u, _ := r.gen.Usage(relayAddrOf(r)); u.RateLimited+u.FromPeerPackets >= before.RateLimited+before.FromPeerPackets+batch {
-				break
+		for deadline := time.Now().Add(5 * time.Second); ; runtime.Gosched() {
+			if u, _ := r.gen.Usage(relayAddrOf(r)); u.RateLimited >= before.RateLimited+batch {
+				return
 			}
-			runtime.Gosched()
+			if time.Now().After(deadline) {
+				t.Fatalf("the loop did not drop %d datagrams within 5 s", batch)
+			}
 		}
 	})
 	if perPacket := allocs / batch; perPacket >= 0.1 {
 		t.Errorf("downlink past the rate: %.2f allocations per packet", perPacket)
+	}
+	if u, _ := r.gen.Usage(relayAddrOf(r)); u.FromPeerPackets != drained.FromPeerPackets {
+		t.Fatalf("%d datagrams passed a drained bucket: the guard did not cover the drop path only", u.FromPeerPackets-drained.FromPeerPackets)
 	}
 }
 
@@ -307,5 +335,23 @@ func BenchmarkLimitAllow(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestClosedSocketIsNotCharged: a datagram the fast path takes as its
+// socket closes is not sent, so its charge is given back, as WriteTo does.
+func TestClosedSocketIsNotCharged(t *testing.T) {
+	r := newFastPathRig(t)
+	r.gen.clock = func() time.Duration { return time.Hour }
+	if err := r.gen.SetRate(relayAddrOf(r), 80_000); err != nil {
+		t.Fatal(err)
+	}
+	peer := r.peer.LocalAddr().(*net.UDPAddr).AddrPort()
+	if err := r.relay.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r.relay.relayUp(make([]byte, 100), peer)
+	if debt := time.Duration(r.relay.toRate.own.tat.Load()) - time.Hour; debt > 0 {
+		t.Fatalf("a datagram a closed socket did not send was charged %v", debt)
 	}
 }

@@ -73,7 +73,9 @@ type Relay struct {
 	loopsErr  error
 	nextLoop  atomic.Uint32
 
-	epoch time.Time // the rate limits' clock starts here (monotonic)
+	// clock is the rate limits' time: since the relay was made, on the
+	// monotonic clock; unit tests stop it.
+	clock func() time.Duration
 }
 
 type liveKey struct {
@@ -90,8 +92,14 @@ func New(opts Options) *Relay {
 		opts: opts, live: make(map[liveKey]*Conn), held: make(map[liveKey]*held),
 		tcp: make(map[liveKey]*tcpRelay), tcpByClient: make(map[clientKey]*tcpRelay),
 		retiring: make(map[liveKey]*Conn), closed: make(chan struct{}), servers: make(map[netaddr.FiveTuple]serverID),
-		epoch: time.Now(),
+		clock: sinceNow(),
 	}
+}
+
+// sinceNow returns a clock that reads the time passed since it was made.
+func sinceNow() func() time.Duration {
+	epoch := time.Now()
+	return func() time.Duration { return time.Since(epoch) }
 }
 
 // Close releases every held reservation and stops the downlink loops (the

@@ -45,10 +45,16 @@ func (t *tcpTraffic) ended() bool {
 // writes at once: smaller would cost a system call per few packets.
 const minTCPChunk = 1024
 
+// tcpChunkSpan is how much of the rate one read or write of a paced
+// connection may take: half the burst allowance, so a stream never needs
+// the bucket empty to go on, and the datagrams of the user's UDP relays
+// find room between its chunks.
+const tcpChunkSpan = burstAllowance / 2
+
 // chunk bounds one read or write of a paced connection to what the rate
 // (the lower of the allocation's and its user's) lets through in
-// burstAllowance, so the pace is smooth at low rates; unlimited
-// connections take p whole.
+// tcpChunkSpan, so the pace is smooth at low rates; unlimited connections
+// take p whole.
 func (l *limit) chunk(p []byte) []byte {
 	bps := l.own.bps.Load()
 	if user := l.user.Load(); user != nil {
@@ -59,12 +65,17 @@ func (l *limit) chunk(p []byte) []byte {
 	if bps <= 0 {
 		return p
 	}
-	return p[:min(len(p), max(minTCPChunk, int(bps/8*int64(burstAllowance)/int64(time.Second))))]
+	// Divided before it is multiplied, so no rate overflows.
+	span := bps / 8 / int64(time.Second/tcpChunkSpan)
+	return p[:min(len(p), max(minTCPChunk, int(min(span, int64(len(p))))))]
 }
 
-// debt charges n bytes and returns how long their sender must wait for
-// the traffic to fit the rate, past the bucket's burst allowance.
-func (b *bucket) debt(n int, now int64) time.Duration {
+// reserve charges n bytes if they fit the bucket without taking it past
+// its burst allowance (an empty bucket takes any n), and otherwise charges
+// nothing and returns how long until they fit. A stream waits before it
+// charges, never after: a bucket in debt would refuse every datagram of
+// the user's UDP relays that shares it (take).
+func (b *bucket) reserve(n int, now int64) time.Duration {
 	bps := b.bps.Load()
 	if bps <= 0 {
 		return 0
@@ -72,37 +83,47 @@ func (b *bucket) debt(n int, now int64) time.Duration {
 	cost := int64(n) * 8 * int64(time.Second) / bps
 	for {
 		tat := b.tat.Load()
-		next := max(tat, now) + cost
-		if b.tat.CompareAndSwap(tat, next) {
-			return max(0, time.Duration(next-now)-burstAllowance)
+		start := max(tat, now)
+		if over := start - now - max(0, int64(burstAllowance)-cost); over > 0 {
+			return time.Duration(over)
+		}
+		if b.tat.CompareAndSwap(tat, start+cost) {
+			return 0
 		}
 	}
 }
 
-// debt charges n bytes to the allocation's rate and its user's and
-// returns how long their sender must wait for both.
-func (l *limit) debt(n int, rl *Relay) time.Duration {
-	now := int64(time.Since(rl.epoch))
-	wait := l.own.debt(n, now)
-	if user := l.user.Load(); user != nil {
-		wait = max(wait, user.debt(n, now))
+// reserve charges n bytes to the allocation's rate and its user's if they
+// fit both, and otherwise charges neither and returns how long to wait.
+func (l *limit) reserve(n int, rl *Relay) time.Duration {
+	now := int64(rl.clock())
+	if wait := l.own.reserve(n, now); wait > 0 {
+		return wait
 	}
-	return wait
+	if user := l.user.Load(); user != nil {
+		if wait := user.reserve(n, now); wait > 0 {
+			l.own.refund(n)
+			return wait
+		}
+	}
+	return 0
 }
 
-// pace waits out the debt of n bytes at l, or until the relay ends.
+// pace waits until n bytes fit l and charges them, or returns when the
+// relay ends.
 func (c *peerConn) pace(l *limit, n int) error {
-	wait := l.debt(n, c.rl)
-	if wait <= 0 {
-		return nil
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-c.traffic.gone:
-		return net.ErrClosed
+	for {
+		wait := l.reserve(n, c.rl)
+		if wait <= 0 {
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-c.traffic.gone:
+			t.Stop()
+			return net.ErrClosed
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/internal/netaddr"
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/internal/wire"
 )
 
@@ -107,6 +108,7 @@ func (rl *Relay) relaySend(pkt []byte, client netip.AddrPort, server serverID) b
 	}
 	peer = netaddr.Unmap(peer)
 	if peer.Port() == 0 || (rl.opts.Forbidden != nil && rl.opts.Forbidden(peer)) {
+		c.dropTo(traffic.ForbiddenPeer, len(data))
 		return true // taken, and dropped: no peer, or turnd itself
 	}
 	if !c.permitted(peer.Addr()) {

@@ -8,7 +8,9 @@ import "sync/atomic"
 
 // Counters are the relayed traffic totals. ToPeer counts what clients sent
 // out through relays; FromPeer what peers sent back to clients: datagrams
-// relayed only, never those dropped. The relay adds to them in batches, so
+// relayed only, never those dropped, but for those a batched send to UDP
+// clients loses in the kernel (it reports how many, not which), counted in
+// SendError too. The relay adds to them in batches, so
 // the totals may trail the truth by a few packets per live allocation.
 type Counters struct {
 	ToPeerPackets   atomic.Uint64
@@ -81,19 +83,6 @@ func Reasons(toPeer bool) []Reason {
 		return []Reason{RateLimited, SendError, ForbiddenPeer}
 	}
 	return []Reason{NoPermission, RateLimited, TooLong, ClientBusy, SendError}
-}
-
-// Dropped returns how many datagrams were dropped one way, for any reason.
-func (c *Counters) Dropped(toPeer bool) uint64 {
-	d := &c.DroppedToClient
-	if toPeer {
-		d = &c.DroppedToPeer
-	}
-	var n uint64
-	for i := range d {
-		n += d[i].Packets.Load()
-	}
-	return n
 }
 
 // Usage is one allocation's traffic since its relay socket opened: what

@@ -113,11 +113,12 @@ func (r *Registry) PrefixCount(ip netip.Addr) int {
 }
 
 // Add records a new allocation. A second Add for the same 5-tuple replaces
-// the first without changing the counts.
-func (r *Registry) Add(info Info) {
+// the first without changing the counts, and returns it (replaced true), so
+// the caller can let go of what it held for it.
+func (r *Registry) Add(info Info) (old Info, replaced bool) {
 	k := netaddr.Of(info.Client, info.Server)
 	r.mu.Lock()
-	if old, ok := r.live[k]; ok {
+	if old, replaced = r.live[k]; replaced {
 		r.forget(old)
 	}
 	r.live[k] = info
@@ -129,6 +130,7 @@ func (r *Registry) Add(info Info) {
 	r.count.Store(int64(len(r.live)))
 	r.mu.Unlock()
 	r.notify()
+	return old, replaced
 }
 
 // Remove forgets the allocation of a 5-tuple and returns what it was.

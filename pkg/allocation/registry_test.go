@@ -130,12 +130,20 @@ func TestRegistryPerPrefixQuota(t *testing.T) {
 	}
 }
 
+// TestRegistryReAddSameFiveTupleKeepsCounts: a second Add for a 5-tuple
+// replaces the first, counted once, and returns it, so what the caller
+// held for it can be let go.
 func TestRegistryReAddSameFiveTupleKeepsCounts(t *testing.T) {
 	r := NewRegistry(Limits{})
-	r.Add(Info{Client: udp(1), Server: udp(2), User: "a"})
-	r.Add(Info{Client: udp(1), Server: udp(2), User: "a"})
-	if r.Count() != 1 || r.UserCount("a") != 1 {
-		t.Fatalf("count=%d user=%d", r.Count(), r.UserCount("a"))
+	if _, replaced := r.Add(Info{Client: udp(1), Server: udp(2), User: "a"}); replaced {
+		t.Fatal("the first Add replaced something")
+	}
+	old, replaced := r.Add(Info{Client: udp(1), Server: udp(2), User: "b"})
+	if !replaced || old.User != "a" {
+		t.Fatalf("the second Add replaced %+v (%v), want a's entry", old, replaced)
+	}
+	if r.Count() != 1 || r.UserCount("a") != 0 || r.UserCount("b") != 1 {
+		t.Fatalf("count=%d a=%d b=%d", r.Count(), r.UserCount("a"), r.UserCount("b"))
 	}
 }
 

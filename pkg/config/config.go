@@ -222,9 +222,10 @@ type Limits struct {
 	TotalBPS int64 `yaml:"total_bps"`
 	// UserTotalBPS holds all of one user's allocations together to this
 	// many bits per second in each direction, on top of max_bps (a user's
-	// 128 allocations would otherwise get 128 × max_bps); traffic past it
-	// is dropped and counted like max_bps's. SIGHUP applies a change to
-	// live allocations. Default 0 (unlimited).
+	// 128 allocations would otherwise get 128 × max_bps); datagrams past
+	// it are dropped and counted like max_bps's, and RFC 6062 relays'
+	// bytes wait. SIGHUP applies a change to live allocations. Default 0
+	// (unlimited).
 	UserTotalBPS int64 `yaml:"user_total_bps"`
 	// UserTotalBPSOverrides overrides UserTotalBPS for the users named;
 	// 0 there means unlimited for that user. Default {}.

@@ -44,13 +44,35 @@ func (s *Server) limitAllocation(l config.Limits, relayAddr net.Addr, user strin
 // applyRates sets every live allocation's limits from the config in force,
 // so a reload reaches them too.
 func (s *Server) applyRates() {
-	l := s.cfg.Load().Limits
-	s.userRates.set(func(user string) int64 { return userTotalFor(l, user) })
+	s.userRates.set(s.limits)
+	l := s.limits()
 	for _, info := range s.registry.List("") {
-		// Gone meanwhile: nothing to hold.
-		_ = s.limitAllocation(l, info.Relay, info.User, s.userRates.get(info.User))
+		shared := s.userRates.get(info.User)
+		if shared == nil {
+			continue // ended meanwhile: its rate is gone with it
+		}
+		_ = s.limitAllocation(l, info.Relay, info.User, shared)
 	}
 }
+
+// limitNew holds a new allocation to the rates in force. A reload may
+// apply its own to the allocation meanwhile (applyRates), and the last
+// write wins: so it applies again until the config it applied is still
+// the one in force.
+func (s *Server) limitNew(relayAddr net.Addr, user string, shared *relay.UserRate) error {
+	for {
+		cfg := s.cfg.Load()
+		if err := s.limitAllocation(cfg.Limits, relayAddr, user, shared); err != nil {
+			return err
+		}
+		if s.cfg.Load() == cfg {
+			return nil
+		}
+	}
+}
+
+// limits returns the limits in force.
+func (s *Server) limits() config.Limits { return s.cfg.Load().Limits }
 
 // userRates holds the rates of limits.user_total_bps: one relay.UserRate
 // per user with live allocations, which those allocations alone draw on,
@@ -66,9 +88,11 @@ type userRate struct {
 	allocations int
 }
 
-// acquire counts one more allocation of user and returns the user's rate,
-// set to bps.
-func (u *userRates) acquire(user string, bps int64) *relay.UserRate {
+// acquire counts one more allocation of user and returns the user's rate.
+// A user's first allocation sets it from the limits in force, read under
+// u.mu so that a reload's set either follows or is read; later ones leave
+// it as it is, which a reload may have changed since their config was read.
+func (u *userRates) acquire(user string, limits func() config.Limits) *relay.UserRate {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.m == nil {
@@ -77,10 +101,10 @@ func (u *userRates) acquire(user string, bps int64) *relay.UserRate {
 	r := u.m[user]
 	if r == nil {
 		r = &userRate{}
+		r.rate.Set(userTotalFor(limits(), user))
 		u.m[user] = r
 	}
 	r.allocations++
-	r.rate.Set(bps)
 	return &r.rate
 }
 
@@ -106,12 +130,14 @@ func (u *userRates) get(user string) *relay.UserRate {
 	return nil
 }
 
-// set gives every user's rate its value from bps.
-func (u *userRates) set(bps func(user string) int64) {
+// set gives every user's rate its value from the limits in force, read
+// under u.mu (see acquire).
+func (u *userRates) set(limits func() config.Limits) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	l := limits()
 	for user, r := range u.m {
-		r.rate.Set(bps(user))
+		r.rate.Set(userTotalFor(l, user))
 	}
 }
 

@@ -1,17 +1,27 @@
 package server
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/turnd/turnd/pkg/config"
+)
+
+// limitsOf returns a config.Limits reader that holds total as every user's
+// user_total_bps.
+func limitsOf(total int64) func() config.Limits {
+	return func() config.Limits { return config.Limits{UserTotalBPS: total} }
+}
 
 // TestUserRatesLiveWithTheUsersAllocations: a user's shared rate is one
 // for all of the user's allocations and is forgotten with the last of
 // them, so the table holds no user without allocations.
 func TestUserRatesLiveWithTheUsersAllocations(t *testing.T) {
 	var u userRates
-	a, b := u.acquire("alice", 1000), u.acquire("alice", 1000)
+	a, b := u.acquire("alice", limitsOf(1000)), u.acquire("alice", limitsOf(1000))
 	if a != b || u.get("alice") != a {
 		t.Fatal("two allocations of one user got two rates")
 	}
-	if u.acquire("bob", 0) == a {
+	if u.acquire("bob", limitsOf(0)) == a {
 		t.Fatal("two users share a rate")
 	}
 	u.release("alice")
@@ -23,5 +33,27 @@ func TestUserRatesLiveWithTheUsersAllocations(t *testing.T) {
 	u.release("carol") // never acquired: nothing to forget
 	if len(u.m) != 0 {
 		t.Fatalf("rates of %d users kept after their allocations ended", len(u.m))
+	}
+}
+
+// TestUserRatesKeepWhatAReloadSet: a reload's rate stays with a user whose
+// next allocation was created under the config before it; a user's first
+// allocation takes its rate from the config in force when it acquires.
+func TestUserRatesKeepWhatAReloadSet(t *testing.T) {
+	var u userRates
+	inForce := int64(1000)
+	limits := func() config.Limits { return config.Limits{UserTotalBPS: inForce} }
+	shared := u.acquire("alice", limits)
+	inForce = 2000
+	u.set(limits) // the reload
+	stale := limitsOf(1000)
+	if u.acquire("alice", stale) != shared {
+		t.Fatal("a second allocation got a rate of its own")
+	}
+	if got := shared.Rate(); got != 2000 {
+		t.Fatalf("an allocation created under the old config set the user's rate to %d, undoing the reload's 2000", got)
+	}
+	if got := u.acquire("bob", limits).Rate(); got != 2000 {
+		t.Fatalf("a new user's rate is %d, want the 2000 in force", got)
 	}
 }

@@ -127,13 +127,15 @@ func (s *Server) events() turn.EventHandler {
 		OnAllocationCreated: func(src, dst net.Addr, _, userID, realm string, relayAddr net.Addr, _ int) {
 			defer s.catch("OnAllocationCreated")
 			t := s.transportOf(src, dst)
-			s.registry.Add(allocation.Info{
+			// The user's shared rate is released with the registry's entry,
+			// and taken before it, so a reload that lists the entry finds it.
+			shared := s.userRates.acquire(userID, s.limits)
+			if old, replaced := s.registry.Add(allocation.Info{
 				Client: copyAddr(src), KeyedBy: src, Server: dst, Transport: t, User: userID, Realm: realm,
 				Relay: relayAddr, Created: time.Now(),
-			})
-			// The user's shared rate is released with the registry's entry.
-			l := s.cfg.Load().Limits
-			shared := s.userRates.acquire(userID, userTotalFor(l, userID))
+			}); replaced {
+				s.userRates.release(old.User) // its deletion will find the new entry
+			}
 			stream, _ := s.edge.Stream(src, dst) // nil for UDP clients
 			var reactor edge.Reactor
 			if loop, ok := s.relay.Reactor(relayAddr); ok && stream != nil {
@@ -143,7 +145,7 @@ func (s *Server) events() turn.EventHandler {
 			if err := s.relay.AttachClient(relayAddr, src, dst, stream); err != nil {
 				s.log.Warn("fast path not attached", "relay", relayAddr.String(), "err", err)
 			}
-			if err := s.limitAllocation(l, relayAddr, userID, shared); err != nil {
+			if err := s.limitNew(relayAddr, userID, shared); err != nil {
 				s.log.Warn("bandwidth limit not applied", "relay", relayAddr.String(), "err", err)
 			}
 			df := s.gate.TakeDontFragment(src, dst)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/turnd/turnd/internal/testturn"
 	"github.com/turnd/turnd/internal/traffic"
+	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/server"
 )
 
@@ -63,9 +64,7 @@ func pass(t *testing.T, w, r net.Conn, n int) {
 }
 
 // awaitToPeer returns demo's live usage once n bytes to the peer are
-// counted, or after waitTimeout. The relay counts a write to the peer as it
-// returns, which the peer's read may beat, and no event says when: so the
-// test looks again, bounded.
+// counted, or after waitTimeout.
 func awaitToPeer(t *testing.T, s *server.Server, n uint64) traffic.Usage {
 	t.Helper()
 	return awaitUserToPeer(t, s, "demo", n)
@@ -78,8 +77,17 @@ func awaitUserToPeer(t *testing.T, s *server.Server, user string, n uint64) traf
 	if len(sessions) != 1 {
 		t.Fatalf("sessions of %s: %+v", user, sessions)
 	}
-	u := s.Usage(sessions[0])
-	for deadline := time.Now().Add(waitTimeout); u.ToPeerBytes < n && time.Now().Before(deadline); u = s.Usage(sessions[0]) {
+	return awaitUsage(t, s, sessions[0], func(u traffic.Usage) bool { return u.ToPeerBytes >= n })
+}
+
+// awaitUsage returns the live usage of sess once ok holds of it, or after
+// waitTimeout. The relay counts a datagram or a stream's write as the send
+// returns, which the receiver's read may beat, and no event says when: so
+// the test looks again, bounded.
+func awaitUsage(t *testing.T, s *server.Server, sess allocation.Info, ok func(traffic.Usage) bool) traffic.Usage {
+	t.Helper()
+	u := s.Usage(sess)
+	for deadline := time.Now().Add(waitTimeout); !ok(u) && time.Now().Before(deadline); u = s.Usage(sess) {
 		time.Sleep(time.Millisecond)
 	}
 	return u
@@ -211,7 +219,7 @@ func TestRFC6062RelayMaxBPS(t *testing.T) {
 
 // TestRFC6062UsageCountsPermissions: an RFC 6062 allocation's usage
 // record counts the permissions it installed, as a UDP relay's does: two
-// peers, one of them refreshed, make two (it said 0).
+// peers, one of them refreshed, make two.
 func TestRFC6062UsageCountsPermissions(t *testing.T) {
 	opts := testOptions()
 	records := usageLog(&opts)
