@@ -37,6 +37,15 @@ type bucket struct {
 	tat atomic.Int64 // when the traffic let through so far is paid for, in nanoseconds on the relay's clock
 }
 
+// set changes the rate and forgets the debt run up at the old one: a rate
+// raised by a reload applies at once, not after paying for a slower past.
+// Setting the same rate again changes nothing.
+func (b *bucket) set(bps int64) {
+	if b.bps.Swap(bps) != bps {
+		b.tat.Store(0)
+	}
+}
+
 // take reports whether n more bytes fit the rate at now, and charges them.
 //
 // Hot path: no allocation.
@@ -110,8 +119,8 @@ func (rl *Relay) SetRate(relayAddr net.Addr, bps int64) error {
 	if err != nil {
 		return fmt.Errorf("set rate of relay %v: %w", relayAddr, err)
 	}
-	to.own.bps.Store(bps)
-	from.own.bps.Store(bps)
+	to.own.set(bps)
+	from.own.set(bps)
 	return nil
 }
 
@@ -123,8 +132,8 @@ type UserRate struct {
 
 // Set changes the rate to bps bits per second each way (0: unlimited).
 func (u *UserRate) Set(bps int64) {
-	u.to.bps.Store(bps)
-	u.from.bps.Store(bps)
+	u.to.set(bps)
+	u.from.set(bps)
 }
 
 // Rate returns the rate each way, in bits per second (0: unlimited).

@@ -42,6 +42,20 @@ func TestRateLimitDropsPastTheBurst(t *testing.T) {
 	if u, _ := r.gen.Usage(relayAddrOf(r)); u.ToPeerPackets != 102 {
 		t.Fatalf("unlimited again: relayed %d in all, want 102", u.ToPeerPackets)
 	}
+
+	// A rate of 8 bit/s puts a 1000-byte packet 1000 s in debt; a rate
+	// raised again applies at once instead of after that debt.
+	if err := r.gen.SetRate(relayAddrOf(r), 8); err != nil {
+		t.Fatal(err)
+	}
+	r.up(pkt, clientAP)
+	if err := r.gen.SetRate(relayAddrOf(r), 80_000); err != nil {
+		t.Fatal(err)
+	}
+	r.up(pkt, clientAP)
+	if u, _ := r.gen.Usage(relayAddrOf(r)); u.ToPeerPackets != 104 {
+		t.Fatalf("after 8 bit/s and back to 80 kbit/s: relayed %d in all, want 104", u.ToPeerPackets)
+	}
 }
 
 // TestBucketRefillsAtItsRate: the bucket lets a paced flow through at its
