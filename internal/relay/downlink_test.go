@@ -167,8 +167,15 @@ func TestRelayCloseEndsLoops(t *testing.T) {
 // BenchmarkDownlinkChannelData is one datagram from a peer through a
 // downlink loop to its client as ChannelData, waited for at the client.
 // allocs/op counts every goroutine's allocations, the loop's included.
-func BenchmarkDownlinkChannelData(b *testing.B) {
+func BenchmarkDownlinkChannelData(b *testing.B) { benchDownlinkChannelData(b, 0) }
+
+// benchDownlinkChannelData relays peer datagrams to the client under a rate
+// of bps each way (0: unlimited).
+func benchDownlinkChannelData(b *testing.B, bps int64) {
 	r := newFastPathRig(b)
+	if err := r.gen.SetRate(relayAddrOf(r), bps); err != nil {
+		b.Fatal(err)
+	}
 	payload := make([]byte, 160)
 	relayAP := r.relay.LocalAddr().(*net.UDPAddr).AddrPort()
 	buf := make([]byte, 1600)

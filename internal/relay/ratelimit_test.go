@@ -265,27 +265,10 @@ func TestRateLimitedDownlinkDoesNotAllocate(t *testing.T) {
 }
 
 // BenchmarkDownlinkChannelDataRateLimited is BenchmarkDownlinkChannelData
-// with a max_bps high enough that every datagram passes: the cost of the
-// check on the downlink.
+// with a rate high enough that every datagram passes: what checking
+// limits.max_bps costs on the downlink.
 func BenchmarkDownlinkChannelDataRateLimited(b *testing.B) {
-	r := newFastPathRig(b)
-	if err := r.gen.SetRate(relayAddrOf(r), 100_000_000_000); err != nil {
-		b.Fatal(err)
-	}
-	payload := make([]byte, 160)
-	relayAP := r.relay.LocalAddr().(*net.UDPAddr).AddrPort()
-	buf := make([]byte, 1600)
-	_ = r.client.SetReadDeadline(time.Now().Add(time.Minute))
-	b.ReportAllocs()
-	b.SetBytes(int64(len(payload)))
-	for b.Loop() {
-		if _, err := r.peer.WriteToUDPAddrPort(payload, relayAP); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := r.client.Read(buf); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchDownlinkChannelData(b, 100_000_000_000)
 }
 
 // BenchmarkUplinkSharedUserRate runs one allocation per CPU, all of one

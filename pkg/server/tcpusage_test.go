@@ -157,36 +157,14 @@ func TestRFC6062RelayMaxBPS(t *testing.T) {
 	limited, free := openTCPPipe(t, s, "demo"), openTCPPipe(t, s, "bob")
 
 	// Each writer offers 1 MB, ten times what the rate lets through in the
-	// window; the readers count what arrives in it. Writers stop when the
-	// test closes the connections.
-	offer := func(w net.Conn) {
-		buf := make([]byte, 16*1024)
-		for range 64 {
-			if _, err := w.Write(buf); err != nil {
-				return
-			}
-		}
-	}
-	count := func(r net.Conn, got chan<- int) {
-		buf := make([]byte, 64*1024)
-		total := 0
-		_ = r.SetReadDeadline(time.Now().Add(window))
-		for {
-			n, err := r.Read(buf)
-			total += n
-			if err != nil {
-				got <- total
-				return
-			}
-		}
-	}
+	// window; the readers count what arrives in it.
 	results := make(chan int, 4)
 	for _, c := range []struct{ w, r net.Conn }{
 		{limited.data.Conn(), limited.peer}, {limited.peer, limited.data.Conn()},
 		{free.data.Conn(), free.peer}, {free.peer, free.data.Conn()},
 	} {
-		go offer(c.w)
-		go count(c.r, results)
+		go offerMB(c.w)
+		go countFor(c.r, window, results)
 	}
 	// The burst allowance (100 ms at the rate) comes on top of the rate.
 	want := float64(rate) / 8 * (window + 100*time.Millisecond).Seconds()
@@ -237,4 +215,29 @@ func TestRFC6062UsageCountsPermissions(t *testing.T) {
 		t.Fatalf("refresh 0: %d", code)
 	}
 	wantFields(t, nextRecord(t, records), map[string]any{"reason": server.EndReleased, "permissions": uint64(2)})
+}
+
+// offerMB writes 1 MB to w, or until w is closed (the test's end).
+func offerMB(w net.Conn) {
+	buf := make([]byte, 16*1024)
+	for range 64 {
+		if _, err := w.Write(buf); err != nil {
+			return
+		}
+	}
+}
+
+// countFor sends on got how many bytes r delivered within window.
+func countFor(r net.Conn, window time.Duration, got chan<- int) {
+	buf := make([]byte, 64*1024)
+	total := 0
+	_ = r.SetReadDeadline(time.Now().Add(window))
+	for {
+		n, err := r.Read(buf)
+		total += n
+		if err != nil {
+			got <- total
+			return
+		}
+	}
 }

@@ -128,33 +128,12 @@ func TestUserTotalBPSPacesRFC6062Relays(t *testing.T) {
 	opts.Config.Limits.UserTotalBPS = rate
 	s := start(t, opts)
 	pipes := []tcpPipe{openTCPPipe(t, s, "demo"), openTCPPipe(t, s, "demo")}
-	offer := func(w net.Conn) {
-		buf := make([]byte, 16*1024)
-		for range 64 {
-			if _, err := w.Write(buf); err != nil {
-				return
-			}
-		}
-	}
-	count := func(r net.Conn, got chan<- int) {
-		buf := make([]byte, 64*1024)
-		total := 0
-		_ = r.SetReadDeadline(time.Now().Add(window))
-		for {
-			n, err := r.Read(buf)
-			total += n
-			if err != nil {
-				got <- total
-				return
-			}
-		}
-	}
 	toPeers, fromPeers := make(chan int, 2), make(chan int, 2)
 	for _, p := range pipes {
-		go offer(p.data.Conn())
-		go offer(p.peer)
-		go count(p.peer, toPeers)
-		go count(p.data.Conn(), fromPeers)
+		go offerMB(p.data.Conn())
+		go offerMB(p.peer)
+		go countFor(p.peer, window, toPeers)
+		go countFor(p.data.Conn(), window, fromPeers)
 	}
 	want := float64(rate) / 8 * (window + 100*time.Millisecond).Seconds()
 	for dir, results := range map[string]chan int{"to the peers": toPeers, "from the peers": fromPeers} {
