@@ -18,3 +18,24 @@ var (
 	// ErrRealmMismatch means the request names a realm other than the configured one.
 	ErrRealmMismatch = errors.New("realm mismatch")
 )
+
+// Sentinel errors returned by Nonces.Check. Clients see the same answer (438
+// Stale Nonce, with a fresh nonce) for all of them.
+var (
+	// ErrNonceMalformed means the nonce is not of the form Issue writes.
+	ErrNonceMalformed = errors.New("malformed nonce")
+	// ErrNonceForged means the nonce's MAC is not this secret's: another
+	// process's nonce, or a made-up one.
+	ErrNonceForged = errors.New("nonce not issued under this secret")
+	// ErrNonceStale means the nonce is at least its lifetime old, or issued
+	// further ahead of now than NonceSkew.
+	ErrNonceStale = errors.New("stale nonce")
+)
+
+// Sentinel errors returned by NewNonces.
+var (
+	// ErrNonceSecret means a secret to take over is not NonceSecretLen bytes.
+	ErrNonceSecret = errors.New("bad nonce secret length")
+	// ErrNonceLifetime means the lifetime is negative or under a second.
+	ErrNonceLifetime = errors.New("bad nonce lifetime")
+)
