@@ -50,6 +50,19 @@ func (rl *Relay) permitTCP(k liveKey, peer netip.Addr, revoke bool) {
 	}
 }
 
+// permitsTCP reports whether the RFC 6062 relay of k has a permission for
+// peer; false once the relay is gone.
+func (rl *Relay) permitsTCP(k liveKey, peer netip.Addr) bool {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	r := rl.tcp[k]
+	if r == nil {
+		return false
+	}
+	_, ok := r.perms[peer]
+	return ok
+}
+
 // bindTCP mirrors a channel of an RFC 6062 relay, for its cap and its
 // usage record.
 func (rl *Relay) bindTCP(k liveKey, number uint16, unbind bool) {

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -12,6 +13,7 @@ import (
 	"github.com/pion/transport/v5/reuseport"
 
 	"github.com/turnd/turnd/internal/netaddr"
+	"github.com/turnd/turnd/internal/traffic"
 )
 
 // RFC 6062 TCP relays. Their listener and the outgoing Connect sockets
@@ -112,7 +114,9 @@ type tcpListener struct {
 }
 
 // Accept returns the next peer connection pion may offer its client
-// (ConnectionAttempt). Peer connections waiting for their ConnectionBind
+// (ConnectionAttempt). A peer the relay refuses is closed here, counted by
+// reason and not logged: each knock at a relay port would otherwise be a
+// line pion writes. Peer connections waiting for their ConnectionBind
 // count against the same bound as Connects: past it, a peer's connection
 // is closed at once, so no peer can pile up sockets the client never binds.
 func (l *tcpListener) Accept() (net.Conn, error) {
@@ -121,19 +125,37 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		// pion would offer a peer a reload denied to the client while its
-		// own permission lasts.
-		if l.rl.forbiddenTCP(c.RemoteAddr()) {
-			_ = c.Close()
-			continue
-		}
-		r, err := l.rl.startConnect(l.key)
-		if err != nil {
+		r, refused := l.rl.admitPeer(l.key, c.RemoteAddr())
+		if r == nil {
+			l.rl.opts.Counters.PeerConnsRefused[refused].Add(1)
 			_ = c.Close()
 			continue
 		}
 		return l.rl.adopt(l.key, r, c), nil
 	}
+}
+
+// admitPeer counts a peer's connection to the relay of k against its
+// pending bound and returns the allocation it was counted on, or nil and
+// why it is refused.
+func (rl *Relay) admitPeer(k liveKey, peer net.Addr) (*tcpRelay, traffic.PeerRefusal) {
+	// pion would offer a peer a reload denied to the client while its
+	// own permission lasts.
+	if rl.forbiddenTCP(peer) {
+		return nil, traffic.PeerForbidden
+	}
+	// pion checks its own permissions too, but logs every peer it closes.
+	if !rl.permitsTCP(k, netaddr.IP(peer)) {
+		return nil, traffic.PeerNoPermission
+	}
+	r, err := rl.startConnect(k)
+	switch {
+	case errors.Is(err, ErrTooManyConnects):
+		return nil, traffic.PeerPendingLimit
+	case err != nil:
+		return nil, traffic.PeerNoPermission // the allocation went, and its permissions with it
+	}
+	return r, 0
 }
 
 // forbiddenTCP reports whether the Forbidden option refuses a TCP peer.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/testturn"
+	"github.com/turnd/turnd/internal/traffic"
 )
 
 func tcpTestRelay(t *testing.T, ports int, opts Options) *Relay {
@@ -202,10 +203,13 @@ func TestTCPRelayCountsBindings(t *testing.T) {
 
 // TestTCPRelayPendingPeerConnectionsBounded: peers connecting to a TCP
 // relay count against the same bound; past it their connections are
-// closed before pion sees them.
+// closed before pion sees them, and counted.
 func TestTCPRelayPendingPeerConnectionsBounded(t *testing.T) {
 	g := tcpTestRelay(t, 2, Options{})
 	ln, relay := allocateTCP(t, g)
+	if err := g.Permit(relay, net.IPv4(127, 0, 0, 1), false); err != nil {
+		t.Fatal(err)
+	}
 	accepted := make(chan net.Conn, MaxPendingConnects+2)
 	go func() {
 		for {
@@ -247,6 +251,9 @@ func TestTCPRelayPendingPeerConnectionsBounded(t *testing.T) {
 		t.Fatal("a peer connection past the bound reached pion")
 	default:
 	}
+	if got := refusedPeers(g); got != [traffic.NumPeerRefusals]uint64{traffic.PeerPendingLimit: 1} {
+		t.Fatalf("refused peer connections %v, want one past the pending limit", got)
+	}
 	_ = held[0].Close()
 	dialRelay()
 	select {
@@ -254,5 +261,56 @@ func TestTCPRelayPendingPeerConnectionsBounded(t *testing.T) {
 		t.Cleanup(func() { c.Close() })
 	case <-time.After(5 * time.Second):
 		t.Fatal("peer connection after one closed not accepted")
+	}
+}
+
+// refusedPeers reads the relay's refused peer connections by reason.
+func refusedPeers(g *Relay) (n [traffic.NumPeerRefusals]uint64) {
+	for r := range n {
+		n[r] = g.Counters().PeerConnsRefused[r].Load()
+	}
+	return n
+}
+
+// TestTCPRelayRefusesPeersWithoutPermission: a peer with no permission
+// mirrored for the allocation, and a permitted peer the peer filter
+// forbids, are closed before pion sees them, each refusal counted by
+// reason; a permitted peer's connection is the one Accept returns.
+func TestTCPRelayRefusesPeersWithoutPermission(t *testing.T) {
+	forbidden := netip.MustParseAddr("127.0.0.3")
+	g := tcpTestRelay(t, 2, Options{Forbidden: func(a netip.AddrPort) bool { return a.Addr() == forbidden }})
+	ln, relay := allocateTCP(t, g)
+	for _, ip := range []string{"127.0.0.1", "127.0.0.3"} {
+		if err := g.Permit(relay, net.ParseIP(ip), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- c
+		}
+	}()
+	const knocks = 5
+	for range knocks {
+		wantClosed(t, dialFrom(t, "127.0.0.2", relay), "connection from a peer without permission")
+	}
+	wantClosed(t, dialFrom(t, "127.0.0.3", relay), "connection from a forbidden peer")
+	want := [traffic.NumPeerRefusals]uint64{traffic.PeerNoPermission: knocks, traffic.PeerForbidden: 1}
+	if got := refusedPeers(g); got != want {
+		t.Fatalf("refused peer connections %v, want %v", got, want)
+	}
+	dialFrom(t, "127.0.0.1", relay)
+	c := acceptedConn(t, accepted)
+	if got := c.RemoteAddr().(*net.TCPAddr).IP.String(); got != "127.0.0.1" {
+		t.Fatalf("Accept returned a connection from %s, want the permitted 127.0.0.1", got)
+	}
+	if n, _ := g.pendingOf(relay); n != 1 {
+		t.Fatalf("%d pending, want 1: refused peers must take no place", n)
 	}
 }

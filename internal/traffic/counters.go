@@ -25,6 +25,11 @@ type Counters struct {
 	// DroppedToPeer and DroppedToClient count the datagrams the relay did
 	// not pass on, and their payload bytes, by Reason.
 	DroppedToPeer, DroppedToClient [NumReasons]Drops
+
+	// PeerConnsRefused counts the peer connections to RFC 6062 relay ports
+	// closed on accept, before pion could offer them to the client, by
+	// PeerRefusal.
+	PeerConnsRefused [NumPeerRefusals]atomic.Uint64
 }
 
 // Drops counts the datagrams dropped for one reason one way.
@@ -83,6 +88,35 @@ func Reasons(toPeer bool) []Reason {
 		return []Reason{RateLimited, SendError, ForbiddenPeer}
 	}
 	return []Reason{NoPermission, RateLimited, TooLong, ClientBusy, SendError}
+}
+
+// PeerRefusal is why the relay closed a peer's connection to an RFC 6062
+// relay port on accept.
+type PeerRefusal uint8
+
+const (
+	// PeerNoPermission: the allocation has no permission for the peer's IP.
+	PeerNoPermission PeerRefusal = iota
+	// PeerForbidden: one of turnd's own sockets, or a peer a reload denied.
+	PeerForbidden
+	// PeerPendingLimit: the allocation's connections dialling or waiting
+	// for their ConnectionBind are at their bound.
+	PeerPendingLimit
+	// NumPeerRefusals is how many refusals there are.
+	NumPeerRefusals
+)
+
+// String is the refusal as a metric label.
+func (r PeerRefusal) String() string {
+	switch r {
+	case PeerNoPermission:
+		return "no_permission"
+	case PeerForbidden:
+		return "forbidden_peer"
+	case PeerPendingLimit:
+		return "pending_limit"
+	}
+	return "unknown"
 }
 
 // Usage is one allocation's traffic since its relay socket opened: what

@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -316,6 +317,26 @@ turn_total_traffic_peer_sentp 6
 `), "turn_total_traffic_peer_sentp"); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestPeerConnectionsRefused: the relay's refused peer connections are read
+// at scrape time, every reason shown (0 included), so a dashboard sees each.
+func TestPeerConnectionsRefused(t *testing.T) {
+	_, reg, src := newMetrics(t)
+	src.traffic.PeerConnsRefused[traffic.PeerNoPermission].Store(7)
+	src.traffic.PeerConnsRefused[traffic.PeerPendingLimit].Store(2)
+	want := func(noPermission int) string {
+		return fmt.Sprintf(`
+# HELP turnd_peer_connections_refused_total Peer connections to RFC 6062 relay ports closed on accept, before the client is offered them, by reason (no_permission, forbidden_peer, pending_limit).
+# TYPE turnd_peer_connections_refused_total counter
+turnd_peer_connections_refused_total{reason="forbidden_peer"} 0
+turnd_peer_connections_refused_total{reason="no_permission"} %d
+turnd_peer_connections_refused_total{reason="pending_limit"} 2
+`, noPermission)
+	}
+	compare(t, reg, want(7), "turnd_peer_connections_refused_total")
+	src.traffic.PeerConnsRefused[traffic.PeerNoPermission].Add(1)
+	compare(t, reg, want(8), "turnd_peer_connections_refused_total")
 }
 
 // TestNoSources: with no state sources only the event metrics exist, and

@@ -14,6 +14,7 @@ type stateCollector struct {
 
 	allocs, coturnAllocs, draining, accepting, deadline *prometheus.Desc
 	relayed, relayedBytes, dropped, droppedBytes        *prometheus.Desc
+	peerRefused                                         *prometheus.Desc
 	coturnPeerRcvp, coturnPeerRcvb                      *prometheus.Desc
 	coturnPeerSentp, coturnPeerSentb                    *prometheus.Desc
 }
@@ -37,6 +38,9 @@ func newStateCollector(src Sources) *stateCollector {
 		droppedBytes: d("turnd_relay_dropped_bytes_total",
 			"Payload bytes of the datagrams in turnd_relay_dropped_total (but those a batched send to UDP clients lost), by direction and reason.",
 			"direction", "reason"),
+		peerRefused: d("turnd_peer_connections_refused_total",
+			"Peer connections to RFC 6062 relay ports closed on accept, before the client is offered them, by reason (no_permission, forbidden_peer, pending_limit).",
+			"reason"),
 		// coturn's peer-side totals, updated live here (coturn adds at session end).
 		coturnPeerRcvp:  d("turn_total_traffic_peer_rcvp", "Packets received from peers (coturn-compatible)."),
 		coturnPeerRcvb:  d("turn_total_traffic_peer_rcvb", "Bytes received from peers (coturn-compatible)."),
@@ -47,7 +51,7 @@ func newStateCollector(src Sources) *stateCollector {
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.allocs, c.coturnAllocs, c.draining, c.accepting, c.deadline,
-		c.relayed, c.relayedBytes, c.dropped, c.droppedBytes, c.coturnPeerRcvp, c.coturnPeerRcvb, c.coturnPeerSentp, c.coturnPeerSentb} {
+		c.relayed, c.relayedBytes, c.dropped, c.droppedBytes, c.peerRefused, c.coturnPeerRcvp, c.coturnPeerRcvb, c.coturnPeerSentp, c.coturnPeerSentb} {
 		ch <- d
 	}
 }
@@ -90,6 +94,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 				counter(c.dropped, dir.drops[r].Packets.Load(), dir.name, r.String())
 				counter(c.droppedBytes, dir.drops[r].Bytes.Load(), dir.name, r.String())
 			}
+		}
+		for r := range traffic.NumPeerRefusals {
+			counter(c.peerRefused, t.PeerConnsRefused[r].Load(), r.String())
 		}
 		counter(c.coturnPeerRcvp, t.FromPeerPackets.Load())
 		counter(c.coturnPeerRcvb, t.FromPeerBytes.Load())

@@ -10,6 +10,7 @@ import (
 
 	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/internal/testturn"
+	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/server"
 )
 
@@ -296,53 +297,71 @@ func connectID(t *testing.T, c *testturn.Client, peer net.Addr) []byte {
 	return id
 }
 
-// TestInboundPeerWithoutPermissionLinesAreBounded: a host without
-// permission that connects to a TCP allocation's relay port again and
-// again is closed each time, and makes at most LogLinesPerSecond lines
-// in a second; the next second's line says how many were held back.
-func TestInboundPeerWithoutPermissionLinesAreBounded(t *testing.T) {
+// TestInboundPeerWithoutPermissionIsCounted: a host without permission
+// that connects to a TCP allocation's relay port again and again is
+// closed each time before pion sees it: every connection is counted
+// (turnd_peer_connections_refused_total{reason="no_permission"}) and none
+// writes a line. A permitted peer connecting after them is still offered.
+func TestInboundPeerWithoutPermissionIsCounted(t *testing.T) {
 	const conns = 500
 	var log lineLog
 	opts := testOptions()
 	opts.Logger = log.logger()
+	tr := &traffic.Counters{}
+	opts.Traffic = tr
 	s := start(t, opts)
-	advance := frozenClock(s)
 	c := dial(t, s, "tcp")
 	resp := c.AllocateTCP()
 	wantCode(t, c, resp, 0, "tcp allocation")
 	relay := testturn.Relayed(t, resp)
 	relayAddr := (&net.TCPAddr{IP: relay.IP, Port: relay.Port}).String()
 
-	// knock connects to the relay port and waits until turnd closes it. It
-	// dials from another loopback address than turnd's: an ephemeral port
-	// equal to turnd's UDP port would name one of turnd's own sockets, which
-	// the relay closes before pion sees it, with no line.
-	dialer := net.Dialer{Timeout: waitTimeout, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
-	knock := func() {
+	// The peers dial from other loopback addresses than turnd's: an
+	// ephemeral port equal to turnd's UDP port would name one of turnd's
+	// own sockets, which the relay refuses for that reason instead.
+	dialFrom := func(ip net.IP) net.Conn {
 		t.Helper()
-		peer, err := dialer.Dial("tcp4", relayAddr)
+		d := net.Dialer{Timeout: waitTimeout, LocalAddr: &net.TCPAddr{IP: ip}}
+		peer, err := d.Dial("tcp4", relayAddr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer peer.Close()
+		t.Cleanup(func() { peer.Close() })
+		return peer
+	}
+	// knock connects without permission and waits until turnd closes it.
+	knock := func() {
+		t.Helper()
+		peer := dialFrom(net.IPv4(127, 0, 0, 2))
 		_ = peer.SetReadDeadline(time.Now().Add(waitTimeout))
 		if _, err := peer.Read(make([]byte, 1)); err == nil {
 			t.Fatal("a peer without permission was not closed")
 		}
+		_ = peer.Close()
 	}
-	const line = "no permission for inbound peer"
-	// pion closes a peer's connection before it writes the line: a knock
-	// returning does not mean its line went through the limit, so the
-	// held-back count is awaited before the clock moves.
-	const format = "Relay %s: no permission for inbound peer %s, closing connection"
 	for range conns {
 		knock()
 	}
-	lines := func() []logLine { return log.containing(line) }
-	wantBounded(t, log.wait(t, server.LogLinesPerSecond, line, lines), line, conns)
-	waitHeld(t, line, func() int64 { return s.PionLinesHeld(format) }, conns-server.LogLinesPerSecond)
+	want := [traffic.NumPeerRefusals]uint64{traffic.PeerNoPermission: conns}
+	var got [traffic.NumPeerRefusals]uint64
+	for r := range got {
+		got[r] = tr.PeerConnsRefused[r].Load()
+	}
+	if got != want {
+		t.Fatalf("%d knocks without permission counted as refused peer connections %v, want %v", conns, got, want)
+	}
 
-	advance(time.Second)
-	knock()
-	wantSuppressed(t, log.wait(t, server.LogLinesPerSecond+1, line, lines), line, conns-server.LogLinesPerSecond)
+	// pion accepts a relay's peers one at a time, in order: once the
+	// permitted peer is offered, any line pion would write for the knocks
+	// before it has been written.
+	if code := c.Permit(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 3)}); code != 0 {
+		t.Fatalf("permission: %d", code)
+	}
+	dialFrom(net.IPv4(127, 0, 0, 3))
+	c.Indication(stun.MethodConnectionAttempt, waitTimeout)
+	const line = "no permission for inbound peer"
+	const format = "Relay %s: no permission for inbound peer %s, closing connection"
+	if lines, held := log.containing(line), s.PionLinesHeld(format); len(lines) != 0 || held != 0 {
+		t.Fatalf("%d knocks reached pion: %d %q lines written, %d held back; want none", conns, len(lines), line, held)
+	}
 }
