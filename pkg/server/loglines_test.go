@@ -143,15 +143,3 @@ func wantSuppressed(t *testing.T, lines []logLine, what string, held int) {
 	}
 }
 
-// waitHeld waits until held (a limiter's count) reaches n: a line held back
-// writes nothing, so there is no event to wait on and it polls, bounded.
-func waitHeld(t *testing.T, what string, held func() int64, n int64) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for held() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d %q lines held back, want %d", held(), what, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
