@@ -142,4 +142,3 @@ func wantSuppressed(t *testing.T, lines []logLine, what string, held int) {
 		t.Fatalf("the next second's %q line %v: suppressed=%q, want %d", what, last, got, held)
 	}
 }
-
