@@ -210,17 +210,7 @@ func TestTCPRelayPendingPeerConnectionsBounded(t *testing.T) {
 	if err := g.Permit(relay, net.IPv4(127, 0, 0, 1), false); err != nil {
 		t.Fatal(err)
 	}
-	accepted := make(chan net.Conn, MaxPendingConnects+2)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				close(accepted)
-				return
-			}
-			accepted <- c
-		}
-	}()
+	accepted := acceptAll(ln, MaxPendingConnects+2)
 	dialRelay := func() net.Conn {
 		c, err := net.Dial("tcp4", relay.String())
 		if err != nil {
@@ -285,17 +275,7 @@ func TestTCPRelayRefusesPeersWithoutPermission(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	accepted := make(chan net.Conn, 4)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				close(accepted)
-				return
-			}
-			accepted <- c
-		}
-	}()
+	accepted := acceptAll(ln, 4)
 	const knocks = 5
 	for range knocks {
 		wantClosed(t, dialFrom(t, "127.0.0.2", relay), "connection from a peer without permission")
@@ -313,4 +293,21 @@ func TestTCPRelayRefusesPeersWithoutPermission(t *testing.T) {
 	if n, _ := g.pendingOf(relay); n != 1 {
 		t.Fatalf("%d pending, want 1: refused peers must take no place", n)
 	}
+}
+
+// acceptAll hands every connection ln accepts to the channel it returns
+// (buffered for n), which is closed when ln is.
+func acceptAll(ln net.Listener, n int) <-chan net.Conn {
+	accepted := make(chan net.Conn, n)
+	go func() {
+		defer close(accepted)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	return accepted
 }

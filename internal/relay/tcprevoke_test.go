@@ -135,17 +135,7 @@ func TestTCPRelayRevokeDeniedPeer(t *testing.T) {
 
 	// A new connection from the denied peer is closed unseen; the kept
 	// peer's, dialled after it, is the first Accept returns.
-	accepted := make(chan net.Conn, 2)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				close(accepted)
-				return
-			}
-			accepted <- c
-		}
-	}()
+	accepted := acceptAll(ln, 2)
 	wantClosed(t, dialFrom(t, "127.0.0.1", relay), "new connection from the denied peer")
 	dialFrom(t, "127.0.0.2", relay)
 	c := acceptedConn(t, accepted)
