@@ -34,7 +34,7 @@ type Conn struct {
 	bindMu       sync.Mutex                   // serialises writers of chans and perms
 	txids        *rand.PCG                    // Data indication transaction IDs; the downlink loop's alone
 	head         int                          // bytes in front of the payload when reading: the larger header
-	tally        tally
+	tally        traffic.Tally
 	once         sync.Once
 
 	// For a UDP or plain TCP client, a downlink loop reads the socket (see downlink.go)
@@ -137,14 +137,14 @@ func (c *Conn) readFrom(p []byte) (int, net.Addr, error) {
 			// pion relays it by its own bindings, which the fast path
 			// mirrors: what they would discard is not charged.
 			if !c.routed(from) {
-				c.tally.unpermittedFrom(c.relay.opts.Counters, n)
+				c.tally.UnpermittedFrom(c.relay.opts.Counters, n)
 				continue
 			}
 			if !c.fromRate.allow(cost, c.relay) {
-				c.tally.limited(c.relay.opts.Counters, false, n)
+				c.tally.Limited(c.relay.opts.Counters, false, n)
 				continue
 			}
-			c.tally.fromPeer(c.relay.opts.Counters, 1, n)
+			c.tally.FromPeer(c.relay.opts.Counters, 1, n)
 			copy(p, p[c.head:c.head+n])
 			return n, net.UDPAddrFromAddrPort(from), nil
 		}
@@ -156,10 +156,10 @@ func (c *Conn) readFrom(p []byte) (int, net.Addr, error) {
 		case !ok:
 			c.dropFrom(why, n)
 		case !c.fromRate.allow(cost, c.relay):
-			c.tally.limited(c.relay.opts.Counters, false, n)
+			c.tally.Limited(c.relay.opts.Counters, false, n)
 		default:
 			cp.send(frame)
-			c.tally.fromPeer(c.relay.opts.Counters, 1, n)
+			c.tally.FromPeer(c.relay.opts.Counters, 1, n)
 		}
 	}
 }
@@ -178,7 +178,7 @@ func (c *Conn) routed(from netip.AddrPort) bool {
 // whole: junk if nothing permits its sender, else too long.
 func (c *Conn) discard(from netip.AddrPort, n int) {
 	if !c.routed(from) {
-		c.tally.unpermittedFrom(c.relay.opts.Counters, n)
+		c.tally.UnpermittedFrom(c.relay.opts.Counters, n)
 		return
 	}
 	c.dropFrom(traffic.TooLong, n)
@@ -234,7 +234,7 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	}
 	cost := len(p) + udpHeader(c.key.v6)
 	if !c.toRate.allow(cost, c.relay) {
-		c.tally.limited(c.relay.opts.Counters, true, len(p))
+		c.tally.Limited(c.relay.opts.Counters, true, len(p))
 		return len(p), nil // dropped as a full socket buffer would: pion need not know
 	}
 	n, err := c.Socket.WriteTo(p, addr)
@@ -245,7 +245,7 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 		}
 		return n, err
 	}
-	c.tally.toPeer(c.relay.opts.Counters, n)
+	c.tally.ToPeer(c.relay.opts.Counters, n)
 	return n, nil
 }
 
@@ -257,7 +257,7 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
 	cost := len(payload) + udpHeader(c.key.v6)
 	if !c.toRate.allow(cost, c.relay) {
-		c.tally.limited(c.relay.opts.Counters, true, len(payload))
+		c.tally.Limited(c.relay.opts.Counters, true, len(payload))
 		return
 	}
 	c.fdMu.RLock()
@@ -269,7 +269,7 @@ func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
 	}
 	switch {
 	case err == nil:
-		c.tally.toPeer(c.relay.opts.Counters, len(payload))
+		c.tally.ToPeer(c.relay.opts.Counters, len(payload))
 	case errors.Is(err, net.ErrClosed):
 		c.toRate.refund(cost)
 	default:
@@ -327,7 +327,7 @@ func (c *Conn) setPermission(peer netip.Addr, remove bool) {
 	if !remove {
 		next = append(next, peer)
 		if !had {
-			c.tally.perms.Add(1)
+			c.tally.CountPermission()
 		}
 	}
 	c.perms.Store(&next)
@@ -351,7 +351,7 @@ func (c *Conn) setChannel(peer netip.AddrPort, number uint16, remove bool) {
 	if !remove {
 		next = append(next, channel{peer: peer, number: number})
 		if !had {
-			c.tally.chans.Add(1)
+			c.tally.CountChannel()
 		}
 	}
 	c.chans.Store(&next)
@@ -371,7 +371,7 @@ func (c *Conn) Close() error {
 		if c.done != nil {
 			close(c.done)
 		}
-		c.tally.flush(c.relay.opts.Counters)
+		c.tally.Flush(c.relay.opts.Counters)
 		c.relay.forget(c)
 	})
 	return err
@@ -386,7 +386,7 @@ func (c *Conn) dropTo(why traffic.Reason, n int) {
 
 func (c *Conn) dropFrom(why traffic.Reason, n int) {
 	if why == traffic.NoPermission {
-		c.tally.unpermittedFrom(c.relay.opts.Counters, n)
+		c.tally.UnpermittedFrom(c.relay.opts.Counters, n)
 		return
 	}
 	dropInto(&c.relay.opts.Counters.DroppedToClient[why], 1, n)

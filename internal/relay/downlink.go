@@ -258,7 +258,7 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 		switch {
 		case cp == nil:
 			// Not attached yet: nothing can have permitted the peer.
-			c.tally.unpermittedFrom(counters, size)
+			c.tally.UnpermittedFrom(counters, size)
 			continue
 		case truncated:
 			c.discard(from, size)
@@ -272,7 +272,7 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 			continue
 		}
 		if !c.fromRate.allow(size+header, c.relay) {
-			c.tally.limited(counters, false, size)
+			c.tally.Limited(counters, false, size)
 			continue
 		}
 		switch {
@@ -282,12 +282,12 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 			vecCost += size + header
 		case cp.stream != nil:
 			_, _ = cp.stream.Write(frame) // not reached: stream loops get tryWriters
-			c.tally.fromPeer(counters, 1, size)
+			c.tally.FromPeer(counters, 1, size)
 		default:
 			// Handed to the kernel at the round's flush; one it refuses
 			// there is counted as dropped too (flush).
 			if w := d.lane(cp.sock); w != nil && w.Add(frame, cp.addr) == nil {
-				c.tally.fromPeer(counters, 1, size)
+				c.tally.FromPeer(counters, 1, size)
 			} else {
 				c.fromRate.refund(size + header)
 				c.dropFrom(traffic.SendError, size)
@@ -301,7 +301,7 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 		// connection is late anyway. What one read brought is written
 		// with one system call, as one TCP segment where it fits.
 		if cp.try.TryWritev(d.vec) {
-			c.tally.fromPeer(counters, len(d.vec), vecBytes)
+			c.tally.FromPeer(counters, len(d.vec), vecBytes)
 		} else {
 			c.fromRate.refund(vecCost)
 			dropInto(&counters.DroppedToClient[traffic.ClientBusy], len(d.vec), vecBytes)

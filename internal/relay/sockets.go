@@ -52,7 +52,7 @@ func (rl *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, l
 	port := conn.LocalAddr().(*net.UDPAddr).Port
 	cc := &Conn{Socket: conn, relay: rl, key: liveKey{v6: v6, port: port}, lane: lane,
 		txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: wire.DataIndicationHead4}
-	cc.tally.header = uint64(udpHeader(v6))
+	cc.tally.Header = uint64(udpHeader(v6))
 	if lane != nil {
 		cc.server = rl.serverOf(lane.LocalAddr())
 	}

@@ -44,7 +44,7 @@ func (rl *Relay) permitTCP(k liveKey, peer netip.Addr, revoke bool) {
 			r.perms = make(map[netip.Addr]struct{})
 		}
 		if _, had := r.perms[peer]; !had {
-			r.traffic.tally.perms.Add(1)
+			r.traffic.tally.CountPermission()
 		}
 		r.perms[peer] = struct{}{}
 	}
@@ -78,7 +78,7 @@ func (rl *Relay) bindTCP(k liveKey, number uint16, unbind bool) {
 			r.chans = make(map[uint16]struct{})
 		}
 		if _, had := r.chans[number]; !had {
-			r.traffic.tally.chans.Add(1)
+			r.traffic.tally.CountChannel()
 		}
 		r.chans[number] = struct{}{}
 	}

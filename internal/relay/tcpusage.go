@@ -20,7 +20,7 @@ import (
 // It outlives the relay's table entry until pion reports the allocation
 // deleted, whose handler reads the final figures (Usage).
 type tcpTraffic struct {
-	tally            tally
+	tally            traffic.Tally
 	toRate, fromRate limit
 	ln               *tcpListener // closed by Disconnect; nil until AllocateTCP returns it
 	gone             chan struct{}
@@ -134,7 +134,7 @@ func (c *peerConn) readCounted(p []byte) (int, error) {
 	}
 	n, err := c.Conn.Read(c.traffic.fromRate.chunk(p))
 	if n > 0 {
-		c.traffic.tally.fromPeer(c.rl.opts.Counters, 1, n)
+		c.traffic.tally.FromPeer(c.rl.opts.Counters, 1, n)
 		if perr := c.pace(&c.traffic.fromRate, n); perr != nil && err == nil {
 			err = perr
 		}
@@ -155,7 +155,7 @@ func (c *peerConn) writeCounted(p []byte) (int, error) {
 		}
 		n, err := c.Conn.Write(chunk)
 		if n > 0 {
-			c.traffic.tally.toPeer(c.rl.opts.Counters, n)
+			c.traffic.tally.ToPeer(c.rl.opts.Counters, n)
 		}
 		written += n
 		if err != nil {
@@ -193,7 +193,7 @@ func (rl *Relay) retireTCP(k liveKey, r *tcpRelay) {
 		return
 	}
 	r.traffic.end()
-	r.traffic.tally.flush(rl.opts.Counters)
+	r.traffic.tally.Flush(rl.opts.Counters)
 	if rl.tcpEnded == nil {
 		rl.tcpEnded = make(map[liveKey]*tcpTraffic)
 	}
@@ -205,7 +205,7 @@ func (rl *Relay) tcpDeleted(k liveKey) {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	if t := rl.tcpEnded[k]; t != nil {
-		t.tally.flush(rl.opts.Counters) // what its connections counted as they closed
+		t.tally.Flush(rl.opts.Counters) // what its connections counted as they closed
 	}
 	delete(rl.tcpEnded, k)
 }
@@ -224,7 +224,7 @@ func (rl *Relay) tcpUsage(k liveKey, relayAddr net.Addr) (traffic.Usage, error) 
 	if t == nil {
 		return traffic.Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
 	}
-	return t.tally.usage(), nil
+	return t.tally.Usage(), nil
 }
 
 // tcpDisconnect ends relay k: its peer connections stop at once, and its

@@ -1,33 +1,29 @@
-package relay
+package traffic
 
-import (
-	"sync/atomic"
-
-	"github.com/turnd/turnd/internal/traffic"
-)
+import "sync/atomic"
 
 // Each relay socket tallies its own traffic and adds it to the shared
-// traffic.Counters every tallyBatch packets and when it closes, so the
-// totals trail the truth by less than tallyBatch packets per live
+// Counters every TallyBatch packets and when it closes, so the
+// totals trail the truth by less than TallyBatch packets per live
 // allocation, and cores do not fight over one cache line on every packet.
 // Drops that come a packet at a time (junk from peers without a
 // permission, traffic past a rate) are tallied the same way; the rare ones
-// go straight to the totals (Conn.dropTo, Conn.dropFrom).
+// go straight to the totals.
 
-// tallyBatch is how many packets a socket counts before publishing.
-const tallyBatch = 32
+// TallyBatch is how many packets a socket counts before publishing.
+const TallyBatch = 32
 
-// tally is one socket's traffic since it opened: the allocation's usage
+// Tally is one allocation's traffic since it opened: the allocation's usage
 // record reads it whole, and the shared Counters get what it has not yet
-// published. Each direction has a single writer at a time (pion's read loop
-// for one, the lane's read loop or pion's handler for the other), but both
+// published. Each direction has a single writer at a time, but both
 // directions may publish at Close, so the fields are atomics — uncontended,
 // hence cheap.
-type tally struct {
+type Tally struct {
 	to, from flow
-	// header is the IP and UDP header of one datagram on the relay
-	// socket (28 or 48 bytes; 0 for RFC 6062 relays), for HeaderBytes.
-	header uint64
+	// Header is the IP and UDP header of one datagram on the relay
+	// socket (28 or 48 bytes; 0 for RFC 6062 relays), for HeaderBytes;
+	// set before the first packet.
+	Header uint64
 	// unpermitted counts peers' datagrams with neither a permission nor
 	// a channel; limitedTo and limitedFrom those past a rate.
 	unpermitted, limitedTo, limitedFrom flow
@@ -35,6 +31,12 @@ type tally struct {
 	// request, not per packet.
 	perms, chans atomic.Uint64
 }
+
+// CountPermission counts a permission installed (not refreshed).
+func (t *Tally) CountPermission() { t.perms.Add(1) }
+
+// CountChannel counts a channel binding installed (not refreshed).
+func (t *Tally) CountChannel() { t.chans.Add(1) }
 
 // flow is one direction's running totals and the part already published.
 type flow struct {
@@ -49,13 +51,13 @@ type sink struct {
 	header               uint64
 }
 
-// add counts pkts datagrams of bytes in all and publishes every tallyBatch
+// add counts pkts datagrams of bytes in all and publishes every TallyBatch
 // packets.
 //
 // Hot path: no allocation, no lock.
 func (f *flow) add(pkts, bytes int, to sink) {
 	f.bytes.Add(uint64(bytes))
-	if f.pkts.Add(uint64(pkts))-f.pubPkts.Load() >= tallyBatch {
+	if f.pkts.Add(uint64(pkts))-f.pubPkts.Load() >= TallyBatch {
 		f.publish(to)
 	}
 }
@@ -84,51 +86,52 @@ func advance(running, published, total *atomic.Uint64) uint64 {
 	}
 }
 
-func (t *tally) toSink(c *traffic.Counters) sink {
-	return sink{pkts: &c.ToPeerPackets, bytes: &c.ToPeerBytes, headers: &c.HeaderBytes, header: t.header}
+func (t *Tally) toSink(c *Counters) sink {
+	return sink{pkts: &c.ToPeerPackets, bytes: &c.ToPeerBytes, headers: &c.HeaderBytes, header: t.Header}
 }
 
-func (t *tally) fromSink(c *traffic.Counters) sink {
-	return sink{pkts: &c.FromPeerPackets, bytes: &c.FromPeerBytes, headers: &c.HeaderBytes, header: t.header}
+func (t *Tally) fromSink(c *Counters) sink {
+	return sink{pkts: &c.FromPeerPackets, bytes: &c.FromPeerBytes, headers: &c.HeaderBytes, header: t.Header}
 }
 
-func dropSink(d *traffic.Drops) sink { return sink{pkts: &d.Packets, bytes: &d.Bytes} }
+func dropSink(d *Drops) sink { return sink{pkts: &d.Packets, bytes: &d.Bytes} }
 
-// toPeer counts a datagram of n bytes relayed to a peer.
-func (t *tally) toPeer(c *traffic.Counters, n int) { t.to.add(1, n, t.toSink(c)) }
+// ToPeer counts a datagram of n bytes relayed to a peer.
+func (t *Tally) ToPeer(c *Counters, n int) { t.to.add(1, n, t.toSink(c)) }
 
-// fromPeer counts pkts datagrams of bytes in all relayed to the client.
-func (t *tally) fromPeer(c *traffic.Counters, pkts, bytes int) {
+// FromPeer counts pkts datagrams of bytes in all relayed to the client.
+func (t *Tally) FromPeer(c *Counters, pkts, bytes int) {
 	t.from.add(pkts, bytes, t.fromSink(c))
 }
 
-// unpermittedFrom counts a peer's datagram of n bytes discarded for want
+// UnpermittedFrom counts a peer's datagram of n bytes discarded for want
 // of a permission or channel.
-func (t *tally) unpermittedFrom(c *traffic.Counters, n int) {
-	t.unpermitted.add(1, n, dropSink(&c.DroppedToClient[traffic.NoPermission]))
+func (t *Tally) UnpermittedFrom(c *Counters, n int) {
+	t.unpermitted.add(1, n, dropSink(&c.DroppedToClient[NoPermission]))
 }
 
-// limited counts a datagram of n bytes dropped past a rate, toward the
+// Limited counts a datagram of n bytes dropped past a rate, toward the
 // peer or toward the client.
-func (t *tally) limited(c *traffic.Counters, toPeer bool, n int) {
+func (t *Tally) Limited(c *Counters, toPeer bool, n int) {
 	if toPeer {
-		t.limitedTo.add(1, n, dropSink(&c.DroppedToPeer[traffic.RateLimited]))
+		t.limitedTo.add(1, n, dropSink(&c.DroppedToPeer[RateLimited]))
 		return
 	}
-	t.limitedFrom.add(1, n, dropSink(&c.DroppedToClient[traffic.RateLimited]))
+	t.limitedFrom.add(1, n, dropSink(&c.DroppedToClient[RateLimited]))
 }
 
-// flush publishes everything not yet published.
-func (t *tally) flush(c *traffic.Counters) {
+// Flush publishes everything not yet published.
+func (t *Tally) Flush(c *Counters) {
 	t.to.publish(t.toSink(c))
 	t.from.publish(t.fromSink(c))
-	t.unpermitted.publish(dropSink(&c.DroppedToClient[traffic.NoPermission]))
-	t.limitedTo.publish(dropSink(&c.DroppedToPeer[traffic.RateLimited]))
-	t.limitedFrom.publish(dropSink(&c.DroppedToClient[traffic.RateLimited]))
+	t.unpermitted.publish(dropSink(&c.DroppedToClient[NoPermission]))
+	t.limitedTo.publish(dropSink(&c.DroppedToPeer[RateLimited]))
+	t.limitedFrom.publish(dropSink(&c.DroppedToClient[RateLimited]))
 }
 
-func (t *tally) usage() traffic.Usage {
-	return traffic.Usage{
+// Usage is what the tally counted since it began.
+func (t *Tally) Usage() Usage {
+	return Usage{
 		ToPeerPackets: t.to.pkts.Load(), ToPeerBytes: t.to.bytes.Load(),
 		FromPeerPackets: t.from.pkts.Load(), FromPeerBytes: t.from.bytes.Load(),
 		Permissions: t.perms.Load(), Channels: t.chans.Load(),
