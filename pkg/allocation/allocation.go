@@ -107,15 +107,15 @@ func (a *Allocation) Expires(f bindings.Families) time.Time {
 	return a.relayed[f.Index()].expires
 }
 
-// End returns when the allocation ends unless refreshed: its last
+// Deadline returns when the allocation ends unless refreshed: its last
 // family's deadline.
-func (a *Allocation) End() time.Time {
+func (a *Allocation) Deadline() time.Time {
 	a.t.mu.Lock()
 	defer a.t.mu.Unlock()
-	return a.end()
+	return a.deadline()
 }
 
-func (a *Allocation) end() time.Time {
+func (a *Allocation) deadline() time.Time {
 	e := a.relayed[0].expires
 	if a.relayed[1].expires.After(e) {
 		e = a.relayed[1].expires

@@ -170,6 +170,10 @@ func TestExpireOnAFakeClock(t *testing.T) {
 // wake for a refresh that moved it later (the stale item is pushed back
 // when it surfaces), and wakes early for an earlier one.
 func TestRunOnAFakeClock(t *testing.T) {
+	// A guard, not a synchronisation: a Run that misses a wake-up fails
+	// here instead of hanging the suite.
+	guard := time.AfterFunc(10*time.Second, func() { panic("TestRunOnAFakeClock: Run missed a wake-up") })
+	defer guard.Stop()
 	ev, hooks := newEvents()
 	tab := New(Limits{}, hooks)
 	clk := newFakeClock(t0)

@@ -43,7 +43,7 @@ func firstRelayed(i Info) netip.AddrPort {
 func (a *Allocation) info() Info {
 	i := Info{
 		Tuple: a.Tuple, Transport: a.Transport, User: a.User, Realm: a.Realm, Created: a.Created,
-		Expires: a.end(), Ending: a.ending.String(),
+		Expires: a.deadline(), Ending: a.ending.String(),
 		Relayed: [2]netip.AddrPort{a.relayed[0].addr, a.relayed[1].addr},
 		Usage:   a.carried, // the route's tally is added outside the lock
 	}
@@ -75,7 +75,7 @@ func (t *Table) Expiry() Expiry {
 		if e.Oldest.IsZero() || a.Created.Before(e.Oldest) {
 			e.Oldest = a.Created
 		}
-		end := a.end()
+		end := a.deadline()
 		if e.Next.IsZero() || end.Before(e.Next) {
 			e.Next = end
 		}
