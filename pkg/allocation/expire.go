@@ -29,10 +29,6 @@ func (Wall) After(d time.Duration) <-chan time.Time { return time.After(d) }
 // arrives (Rescheduled).
 func (t *Table) Run(ctx context.Context, c Clock) {
 	for {
-		select { // Expire below sees whatever this signal was for
-		case <-t.rescheduled:
-		default:
-		}
 		next := t.Expire(c.Now())
 		var wake <-chan time.Time
 		if !next.IsZero() {
@@ -52,7 +48,8 @@ func (t *Table) Run(ctx context.Context, c Clock) {
 // channel's cool-down ends, an unused reservation or an unbound RFC 6062
 // connection is dropped), calls the hooks, and returns the next deadline
 // (zero: none). A deadline refreshed since its item was queued is pushed
-// back at its new time.
+// back at its new time. One driver calls it (Run, or a test): it consumes
+// the Rescheduled signal its result covers.
 func (t *Table) Expire(now time.Time) (next time.Time) {
 	var after []func()
 	t.mu.Lock()
@@ -70,6 +67,10 @@ func (t *Table) Expire(now time.Time) (next time.Time) {
 		next = t.due[0].at
 	}
 	t.waiting = next
+	select { // signalled under this lock, so next covers it
+	case <-t.rescheduled:
+	default:
+	}
 	t.mu.Unlock()
 	run(after)
 	return next
