@@ -75,11 +75,11 @@ func TestExpireOnAFakeClock(t *testing.T) {
 	}
 	ev.none(t, "a nanosecond before 30 s")
 	tab.Expire(t0.Add(ReservationLifetime))
-	if r := <-ev.unreserved; r.Token != tok || r.Port != 50003 {
+	if r := got(t, ev.unreserved); r.Token != tok || r.Port != 50003 {
 		t.Fatalf("unreserved %+v", r)
 	}
-	if got := <-ev.conn; got != id {
-		t.Fatalf("connection %d expired, want %d", got, id)
+	if exp := got(t, ev.conn); exp != id {
+		t.Fatalf("connection %d expired, want %d", exp, id)
 	}
 	if _, ok := tab.TakeReservation(tok[:], t0); ok {
 		t.Fatal("an expired reservation was taken")
@@ -118,7 +118,7 @@ func TestExpireOnAFakeClock(t *testing.T) {
 	if _, ok := a.Route.Peer(0x4000); ok {
 		t.Fatal("the channel is still routed at 600 s")
 	}
-	if why := <-ev.ended; why != EndExpired {
+	if why := got(t, ev.ended); why != EndExpired {
 		t.Fatalf("b ended %v, want expired", why)
 	}
 	ev.none(t, "at 600 s")
@@ -143,7 +143,7 @@ func TestExpireOnAFakeClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	tab.Expire(last.Add(20 * time.Minute))
-	if f := <-ev.family; f != bindings.V4 {
+	if f := got(t, ev.family); f != bindings.V4 {
 		t.Fatalf("family %v ended, want V4", f)
 	}
 	if _, ok := a.Relayed(bindings.V4); ok {
@@ -158,7 +158,7 @@ func TestExpireOnAFakeClock(t *testing.T) {
 		t.Fatalf("next %v, want V6's deadline", next.Sub(t0))
 	}
 	tab.Expire(next)
-	if why := <-ev.ended; why != EndExpired {
+	if why := got(t, ev.ended); why != EndExpired {
 		t.Fatalf("a ended %v, want expired", why)
 	}
 	if len(tab.due) != 0 || tab.Count() != 0 {
@@ -212,5 +212,19 @@ func TestRunOnAFakeClock(t *testing.T) {
 	clk.Advance(15 * time.Minute)
 	if why := <-ev.ended; why != EndExpired {
 		t.Fatalf("a ended %v", why)
+	}
+}
+
+// got returns the event a hook already sent (hooks run in the caller's
+// goroutine, so it is there when the call returns), failing if none is.
+func got[T any](t *testing.T, c chan T) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	default:
+		var zero T
+		t.Fatalf("no %T event", zero)
+		return zero
 	}
 }

@@ -44,7 +44,7 @@ func TestRefreshPerFamily(t *testing.T) {
 	if _, err := tab.Refresh(a, bindings.V4, 0, t0); err != nil {
 		t.Fatal(err)
 	}
-	if f := <-ev.family; f != bindings.V4 {
+	if f := got(t, ev.family); f != bindings.V4 {
 		t.Fatalf("FamilyEnded %v, want V4", f)
 	}
 	ev.none(t, "after deleting V4")
@@ -58,7 +58,7 @@ func TestRefreshPerFamily(t *testing.T) {
 	if _, err := tab.Refresh(a, bindings.V6, 0, t0); err != nil {
 		t.Fatal(err)
 	}
-	if why := <-ev.ended; why != EndReleased {
+	if why := got(t, ev.ended); why != EndReleased {
 		t.Fatalf("ended %v, want released", why)
 	}
 	if _, err := tab.Refresh(a, 0, time.Minute, t0); !errors.Is(err, ErrGone) {
@@ -70,7 +70,7 @@ func TestRefreshPerFamily(t *testing.T) {
 	if _, err := tab.Refresh(b, 0, 0, t0); err != nil {
 		t.Fatal(err)
 	}
-	if why := <-ev.ended; why != EndReleased {
+	if why := got(t, ev.ended); why != EndReleased {
 		t.Fatalf("ended %v, want released", why)
 	}
 	ev.none(t, "after deleting both")
