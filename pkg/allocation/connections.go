@@ -1,7 +1,6 @@
 package allocation
 
 import (
-	"crypto/rand"
 	"encoding/binary"
 	"net/netip"
 	"time"
@@ -45,7 +44,7 @@ func (t *Table) AddConnection(a *Allocation, peer netip.AddrPort, now time.Time,
 	var id uint32
 	for id == 0 || t.byConn[id] != nil {
 		var b [4]byte
-		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+		t.random(b[:])
 		id = binary.BigEndian.Uint32(b[:])
 	}
 	t.putConnection(a, id, &peerConn{peer: peer, expires: now.Add(ConnectionBindTimeout)})

@@ -61,3 +61,13 @@ var (
 	// ErrNoConnection means a CONNECTION-ID names no connection awaiting its bind (400).
 	ErrNoConnection = errors.New("no such connection awaiting a bind")
 )
+
+// Snapshot refusals.
+var (
+	// ErrSnapshotVersion means a snapshot of a version this binary does not know.
+	ErrSnapshotVersion = errors.New("unknown snapshot version")
+	// ErrSnapshotTrailing means data after the snapshot's document.
+	ErrSnapshotTrailing = errors.New("data after the snapshot")
+	// ErrSnapshotInvalid means a snapshot whose records do not make a table.
+	ErrSnapshotInvalid = errors.New("invalid snapshot")
+)

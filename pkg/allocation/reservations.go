@@ -1,7 +1,6 @@
 package allocation
 
 import (
-	"crypto/rand"
 	"time"
 
 	"github.com/turnd/turnd/internal/netaddr"
@@ -57,7 +56,7 @@ func (t *Table) Reserve(r Reservation) ([8]byte, error) {
 	}
 	if r.Token == ([8]byte{}) {
 		for {
-			_, _ = rand.Read(r.Token[:]) // never fails (crypto/rand)
+			t.random(r.Token[:])
 			if _, taken := t.tokens[r.Token]; !taken && r.Token != ([8]byte{}) {
 				break
 			}

@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"crypto/rand"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,7 @@ type Table struct {
 	changed     chan struct{}
 	rescheduled chan struct{}
 	hooks       Hooks
+	random      func([]byte) // tokens and CONNECTION-IDs: crypto/rand, or a test's
 }
 
 // Hooks are the table's calls out, each made outside its lock (so a hook
@@ -72,6 +74,7 @@ func New(l Limits, h Hooks) *Table {
 		changed:     make(chan struct{}, 1),
 		rescheduled: make(chan struct{}, 1),
 		hooks:       h,
+		random:      func(b []byte) { _, _ = rand.Read(b) }, // crypto/rand never fails
 	}
 	t.SetLimits(l)
 	t.admitting.Store(true)
