@@ -140,7 +140,7 @@ func (t *Table) snapshot() Snapshot {
 		}
 		s.Allocations = append(s.Allocations, a.snapshot())
 		if r := a.held; r != nil {
-			s.Reservations = append(s.Reservations, SnapshotReservation{Token: hex.EncodeToString(r.r.Token[:]),
+			s.Reservations = append(s.Reservations, SnapshotReservation{Token: hexToken(r.r.Token),
 				Port: r.r.Port, V6: r.r.V6, User: r.r.User, Expires: r.r.Expires.UTC()})
 		}
 	}
@@ -172,7 +172,7 @@ func (a *Allocation) snapshot() SnapshotAllocation {
 	}
 	slices.SortFunc(s.Channels, func(x, y SnapshotChannel) int { return cmp.Compare(x.Number, y.Number) })
 	if a.held != nil {
-		s.Held = hex.EncodeToString(a.held.r.Token[:])
+		s.Held = hexToken(a.held.r.Token)
 	}
 	if a.PeerTCP {
 		s.TCP = &SnapshotTCP{Connections: make([]SnapshotConnection, 0, len(a.conns))}
@@ -203,36 +203,28 @@ func (u SnapshotUsage) usage() traffic.Usage {
 		Permissions: u.Permissions, Channels: u.Channels, RateLimited: u.RateLimited, NoPermission: u.NoPermission}
 }
 
-// Marshal encodes the snapshot as JSON.
-func (s Snapshot) Marshal() ([]byte, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("encode snapshot: %w", err)
-	}
-	return b, nil
-}
-
 // ParseSnapshot decodes a snapshot strictly: an unknown field, trailing
 // data, or a version other than SnapshotVersion is refused, so a binary
 // never half-understands another's state.
 func ParseSnapshot(b []byte) (Snapshot, error) {
-	var probe struct {
-		Version *int `json:"version"`
-	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return Snapshot{}, fmt.Errorf("decode snapshot: %w", err)
-	}
-	if probe.Version == nil || *probe.Version != SnapshotVersion {
-		return Snapshot{}, fmt.Errorf("decode snapshot: %w", ErrSnapshotVersion)
-	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	var s Snapshot
-	if err := d.Decode(&s); err != nil {
-		return Snapshot{}, fmt.Errorf("decode snapshot: %w", err)
+	err := d.Decode(&s)
+	if err == nil && d.More() {
+		err = ErrSnapshotTrailing
 	}
-	if d.More() {
-		return Snapshot{}, fmt.Errorf("decode snapshot: %w", ErrSnapshotTrailing)
+	if err != nil || s.Version != SnapshotVersion {
+		// Another version may well not parse as this one: say so first.
+		var probe struct {
+			Version *int `json:"version"`
+		}
+		if json.Unmarshal(b, &probe) == nil && (probe.Version == nil || *probe.Version != SnapshotVersion) {
+			return Snapshot{}, fmt.Errorf("decode snapshot: %w", ErrSnapshotVersion)
+		}
+	}
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("decode snapshot: %w", err)
 	}
 	return s, nil
 }
