@@ -31,12 +31,12 @@ type Allocation struct {
 
 	t       *Table
 	book    *booking
-	relayed [2]relayAddr // index bindings.Families.Index; zero: none
-	perms   map[netip.Addr]*permission
-	chans   map[uint16]*channel
-	conns   map[uint32]*peerConn
-	held    *reservation  // the partner port held for a token
-	carried traffic.Usage // counted before a hand-over (Restore)
+	relayed [2]relayAddr  // index bindings.Families.Index; zero: none
+	perms   []*permission // a handful: a slice is smaller than a map, and as quick
+	chans   []*channel
+	conns   map[uint32]*peerConn // RFC 6062 allocations only
+	held    *reservation         // the partner port held for a token
+	carried *traffic.Usage       // counted before a hand-over (Restore); nil: none
 	ending  EndReason
 }
 
@@ -49,6 +49,7 @@ type relayAddr struct {
 
 // permission is one peer's permission (RFC 8656 §9).
 type permission struct {
+	peer    netip.Addr // unmapped
 	expires time.Time
 	item    *due
 }
@@ -57,6 +58,7 @@ type permission struct {
 // cools down for ChannelCooldown: not routed, but its number and peer stay
 // each other's.
 type channel struct {
+	number  uint16
 	peer    netip.AddrPort
 	expires time.Time
 	cooling bool
@@ -134,8 +136,8 @@ func (a *Allocation) Ended() (EndReason, bool) {
 func (a *Allocation) Permission(peer netip.Addr) (time.Time, bool) {
 	a.t.mu.Lock()
 	defer a.t.mu.Unlock()
-	p, ok := a.perms[peer.Unmap()]
-	if !ok {
+	p := a.permission(peer.Unmap())
+	if p == nil {
 		return time.Time{}, false
 	}
 	return p.expires, true
@@ -147,8 +149,8 @@ func (a *Allocation) Permission(peer netip.Addr) (time.Time, bool) {
 func (a *Allocation) Channel(number uint16) (netip.AddrPort, time.Time, bool) {
 	a.t.mu.Lock()
 	defer a.t.mu.Unlock()
-	c, ok := a.chans[number]
-	if !ok || c.cooling {
+	c := a.channel(number)
+	if c == nil || c.cooling {
 		return netip.AddrPort{}, time.Time{}, false
 	}
 	return c.peer, c.expires, true
@@ -164,7 +166,41 @@ func (a *Allocation) Usage() traffic.Usage {
 	return addUsage(u, c)
 }
 
-func addUsage(u, c traffic.Usage) traffic.Usage {
+// permission is peer's entry; nil: none. The lock is held.
+func (a *Allocation) permission(peer netip.Addr) *permission {
+	for _, p := range a.perms {
+		if p.peer == peer {
+			return p
+		}
+	}
+	return nil
+}
+
+// channel is number's binding; nil: none. The lock is held.
+func (a *Allocation) channel(number uint16) *channel {
+	for _, c := range a.chans {
+		if c.number == number {
+			return c
+		}
+	}
+	return nil
+}
+
+// remove deletes e from s, keeping the order of the rest.
+func remove[E comparable](s []E, e E) []E {
+	for i, x := range s {
+		if x == e {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
+}
+
+// addUsage is u plus what c carried over (c nil: nothing).
+func addUsage(u traffic.Usage, c *traffic.Usage) traffic.Usage {
+	if c == nil {
+		return u
+	}
 	u.ToPeerPackets += c.ToPeerPackets
 	u.ToPeerBytes += c.ToPeerBytes
 	u.FromPeerPackets += c.FromPeerPackets

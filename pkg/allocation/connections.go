@@ -14,6 +14,7 @@ const ConnectionBindTimeout = 30 * time.Second
 
 // peerConn is an RFC 6062 peer data connection's record.
 type peerConn struct {
+	id      uint32
 	peer    netip.AddrPort
 	bound   bool
 	expires time.Time // the bind deadline, while not bound
@@ -47,19 +48,19 @@ func (t *Table) AddConnection(a *Allocation, peer netip.AddrPort, now time.Time,
 		t.random(b[:])
 		id = binary.BigEndian.Uint32(b[:])
 	}
-	t.putConnection(a, id, &peerConn{peer: peer, expires: now.Add(ConnectionBindTimeout)})
+	t.putConnection(a, &peerConn{id: id, peer: peer, expires: now.Add(ConnectionBindTimeout)})
 	return id, nil
 }
 
-// putConnection files c as a's connection id; t.mu is held.
-func (t *Table) putConnection(a *Allocation, id uint32, c *peerConn) {
+// putConnection files c as one of a's connections; t.mu is held.
+func (t *Table) putConnection(a *Allocation, c *peerConn) {
 	if a.conns == nil {
 		a.conns = make(map[uint32]*peerConn)
 	}
-	a.conns[id] = c
-	t.byConn[id] = a
+	a.conns[c.id] = c
+	t.byConn[c.id] = a
 	if !c.bound {
-		t.schedule(&c.item, c.expires, due{kind: dueConnection, a: a, n: id})
+		t.schedule(&c.item, c.expires, due{kind: dueConnection, a: a, entry: c})
 	}
 }
 

@@ -2,7 +2,6 @@ package allocation
 
 import (
 	"container/heap"
-	"net/netip"
 	"time"
 )
 
@@ -23,12 +22,11 @@ const (
 // operation.
 type due struct {
 	at    time.Time
+	a     *Allocation // nil for a reservation
+	entry any         // *permission, *channel, *peerConn, *reservation; nil for a family
+	n     uint32      // a family's index
 	kind  dueKind
-	a     *Allocation
-	n     uint32
-	peer  netip.Addr
-	token [8]byte
-	index int // in the heap, for Fix and Remove
+	index int32 // in the heap, for Fix and Remove
 }
 
 // deadlines is a min-heap of due items by time (container/heap).
@@ -38,11 +36,11 @@ func (h deadlines) Len() int           { return len(h) }
 func (h deadlines) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
 func (h deadlines) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
+	h[i].index, h[j].index = int32(i), int32(j)
 }
 func (h *deadlines) Push(x any) {
 	d := x.(*due)
-	d.index = len(*h)
+	d.index = int32(len(*h))
 	*h = append(*h, d)
 }
 func (h *deadlines) Pop() any {
@@ -68,7 +66,7 @@ func (t *Table) schedule(item **due, at time.Time, d due) {
 		t.woke(p)
 	case at.Before((*item).at):
 		(*item).at = at
-		heap.Fix(&t.due, (*item).index)
+		heap.Fix(&t.due, int((*item).index))
 		t.woke(*item)
 	}
 }
@@ -76,7 +74,7 @@ func (t *Table) schedule(item **due, at time.Time, d due) {
 // unschedule takes an entry's item out of the heap; t.mu is held.
 func (t *Table) unschedule(item **due) {
 	if *item != nil && (*item).index >= 0 {
-		heap.Remove(&t.due, (*item).index)
+		heap.Remove(&t.due, int((*item).index))
 	}
 	*item = nil
 }

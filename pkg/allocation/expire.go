@@ -83,17 +83,17 @@ func (t *Table) deadlineOf(d *due) time.Time {
 	case dueFamily:
 		return a.relayed[d.n].expires
 	case duePermission:
-		return a.perms[d.peer].expires
+		return d.entry.(*permission).expires
 	case dueChannel:
-		c := a.chans[uint16(d.n)]
+		c := d.entry.(*channel)
 		if c.cooling {
 			return c.expires.Add(ChannelCooldown)
 		}
 		return c.expires
 	case dueConnection:
-		return a.conns[d.n].expires
+		return d.entry.(*peerConn).expires
 	case dueReservation:
-		return t.tokens[d.token].r.Expires
+		return d.entry.(*reservation).r.Expires
 	}
 	return d.at
 }
@@ -114,21 +114,23 @@ func (t *Table) expire(d *due, now time.Time, after *[]func()) {
 			t.dropFamily(a, f, after)
 		}
 	case duePermission:
-		delete(a.perms, d.peer)
+		a.perms = remove(a.perms, d.entry.(*permission))
 		a.publishPermissions()
 	case dueChannel:
-		c := a.chans[uint16(d.n)]
+		c := d.entry.(*channel)
 		c.item = nil
 		if c.cooling {
-			delete(a.chans, uint16(d.n))
+			a.chans = remove(a.chans, c)
 			return
 		}
 		c.cooling = true
 		a.publishChannels()
 		t.schedule(&c.item, c.expires.Add(ChannelCooldown), *d)
 	case dueConnection:
-		t.expireConnection(a, d.n, after)
+		t.expireConnection(a, d.entry.(*peerConn).id, after)
 	case dueReservation:
-		t.dropReservation(t.tokens[d.token], after)
+		e := d.entry.(*reservation)
+		e.item = nil
+		t.dropReservation(e, after)
 	}
 }

@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/turnd/turnd/internal/bindings"
@@ -21,8 +22,22 @@ const (
 	ChannelCooldown = 5 * time.Minute
 )
 
-// Permit installs or refreshes a permission for each of peers, for
-// PermissionLifetime from now (RFC 8656 §10.2): all of them, or, when a
+func (l *Limits) permissionLifetime() time.Duration {
+	if l.PermissionLifetime > 0 {
+		return l.PermissionLifetime
+	}
+	return PermissionLifetime
+}
+
+func (l *Limits) channelLifetime() time.Duration {
+	if l.ChannelLifetime > 0 {
+		return l.ChannelLifetime
+	}
+	return ChannelLifetime
+}
+
+// Permit installs or refreshes a permission for each of peers, for the
+// permission lifetime (Limits) from now (RFC 8656 §10.2): all of them, or, when a
 // peer is of a family a has no relayed address of (ErrFamilyMismatch) or
 // the new ones would take a past max permissions (ErrPermissionQuota; 0:
 // no cap), none.
@@ -38,7 +53,7 @@ func (t *Table) Permit(a *Allocation, peers []netip.Addr, now time.Time, max int
 		if !fams.Has(bindings.Of(p)) {
 			return ErrFamilyMismatch
 		}
-		if _, ok := a.perms[p]; !ok && !seen(peers[:i], p) {
+		if a.permission(p) == nil && !seen(peers[:i], p) {
 			fresh++
 		}
 	}
@@ -65,21 +80,18 @@ func seen(peers []netip.Addr, p netip.Addr) bool {
 // permit installs or refreshes p's permission; t.mu is held, and the
 // caller publishes.
 func (t *Table) permit(a *Allocation, p netip.Addr, now time.Time) {
-	if a.perms == nil {
-		a.perms = make(map[netip.Addr]*permission)
-	}
-	e, ok := a.perms[p]
-	if !ok {
-		e = &permission{}
-		a.perms[p] = e
+	e := a.permission(p)
+	if e == nil {
+		e = &permission{peer: p}
+		a.perms = append(a.perms, e)
 		a.Route.Usage.CountPermission()
 	}
-	e.expires = now.Add(PermissionLifetime)
-	t.schedule(&e.item, e.expires, due{kind: duePermission, a: a, peer: p})
+	e.expires = now.Add(t.limits.Load().permissionLifetime())
+	t.schedule(&e.item, e.expires, due{kind: duePermission, a: a, entry: e})
 }
 
 // BindChannel creates or refreshes the binding of channel number to peer
-// for ChannelLifetime from now, and installs or refreshes peer's
+// for the channel lifetime (Limits) from now, and installs or refreshes peer's
 // permission in the same step (RFC 8656 §12.2). It fails, changing
 // nothing, when number is bound (or cooling down) to another peer
 // (ErrChannelNumberTaken) or peer to another number
@@ -96,34 +108,32 @@ func (t *Table) BindChannel(a *Allocation, number uint16, peer netip.AddrPort, n
 	if !a.families().Has(bindings.Of(peer.Addr())) {
 		return ErrFamilyMismatch
 	}
-	c, exists := a.chans[number]
+	c := a.channel(number)
+	exists := c != nil
 	if exists && c.peer != peer {
 		return ErrChannelNumberTaken
 	}
-	for n, o := range a.chans {
-		if o.peer == peer && n != number {
+	for _, o := range a.chans {
+		if o.peer == peer && o.number != number {
 			return ErrChannelPeerTaken
 		}
 	}
 	if !exists && max > 0 && len(a.chans) >= max {
 		return ErrChannelQuota
 	}
-	if _, ok := a.perms[peer.Addr()]; !ok && maxPerms > 0 && len(a.perms) >= maxPerms {
+	if a.permission(peer.Addr()) == nil && maxPerms > 0 && len(a.perms) >= maxPerms {
 		return ErrPermissionQuota
 	}
 	if !exists {
-		if a.chans == nil {
-			a.chans = make(map[uint16]*channel)
-		}
-		c = &channel{peer: peer}
-		a.chans[number] = c
+		c = &channel{number: number, peer: peer}
+		a.chans = append(a.chans, c)
 	}
 	if !exists || c.cooling {
 		a.Route.Usage.CountChannel()
 	}
 	c.cooling = false
-	c.expires = now.Add(ChannelLifetime)
-	t.schedule(&c.item, c.expires, due{kind: dueChannel, a: a, n: uint32(number)})
+	c.expires = now.Add(t.limits.Load().channelLifetime())
+	t.schedule(&c.item, c.expires, due{kind: dueChannel, a: a, entry: c})
 	t.permit(a, peer.Addr(), now)
 	a.publishPermissions()
 	a.publishChannels()
@@ -134,8 +144,8 @@ func (t *Table) BindChannel(a *Allocation, number uint16, peer netip.AddrPort, n
 // (copy-on-write: a reader keeps the slice it loaded); the lock is held.
 func (a *Allocation) publishPermissions() {
 	p := make([]netip.Addr, 0, len(a.perms))
-	for peer := range a.perms {
-		p = append(p, peer)
+	for _, e := range a.perms {
+		p = append(p, e.peer)
 	}
 	a.Route.SetPermissions(p)
 }
@@ -144,9 +154,9 @@ func (a *Allocation) publishPermissions() {
 // cooling down) in its route; the lock is held.
 func (a *Allocation) publishChannels() {
 	c := make([]bindings.Channel, 0, len(a.chans))
-	for n, ch := range a.chans {
+	for _, ch := range a.chans {
 		if !ch.cooling {
-			c = append(c, bindings.Channel{Number: n, Peer: ch.peer})
+			c = append(c, bindings.Channel{Number: ch.number, Peer: ch.peer})
 		}
 	}
 	a.Route.SetChannels(c)
@@ -160,22 +170,24 @@ func (t *Table) Revoke(denied func(netip.Addr) bool) (permissions, channels int)
 	defer t.mu.Unlock()
 	for _, a := range t.byTuple {
 		pn, cn := 0, 0
-		for p, e := range a.perms {
-			if denied(p) {
-				t.unschedule(&e.item)
-				delete(a.perms, p)
-				pn++
+		a.perms = slices.DeleteFunc(a.perms, func(e *permission) bool {
+			if !denied(e.peer) {
+				return false
 			}
-		}
-		for n, c := range a.chans {
-			if denied(c.peer.Addr()) {
-				t.unschedule(&c.item)
-				delete(a.chans, n)
-				if !c.cooling {
-					cn++
-				}
+			t.unschedule(&e.item)
+			pn++
+			return true
+		})
+		a.chans = slices.DeleteFunc(a.chans, func(c *channel) bool {
+			if !denied(c.peer.Addr()) {
+				return false
 			}
-		}
+			t.unschedule(&c.item)
+			if !c.cooling {
+				cn++
+			}
+			return true
+		})
 		if pn > 0 {
 			a.publishPermissions()
 		}

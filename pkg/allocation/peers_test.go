@@ -223,3 +223,22 @@ func TestRevoke(t *testing.T) {
 		t.Fatalf("a revoked channel's number is still held: %v", err)
 	}
 }
+
+// TestLimitsSetTheLifetimes: limits.permission_lifetime and
+// limits.channel_lifetime replace the RFC's defaults, from the next grant.
+func TestLimitsSetTheLifetimes(t *testing.T) {
+	tab := New(Limits{PermissionLifetime: time.Minute, ChannelLifetime: 2 * time.Minute}, Hooks{})
+	a := insert(t, tab, "a", tuple(1), v4(1), time.Hour)
+	must(t, tab.BindChannel(a, 0x4000, peerA, t0, 0, 0))
+	if exp, _ := a.Permission(peerA.Addr()); !exp.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("permission expires %v, want 1m", exp.Sub(t0))
+	}
+	if _, exp, _ := a.Channel(0x4000); !exp.Equal(t0.Add(2 * time.Minute)) {
+		t.Fatalf("channel expires %v, want 2m", exp.Sub(t0))
+	}
+	tab.SetLimits(Limits{})
+	must(t, tab.Permit(a, []netip.Addr{peerA.Addr()}, t0, 0))
+	if exp, _ := a.Permission(peerA.Addr()); !exp.Equal(t0.Add(PermissionLifetime)) {
+		t.Fatalf("permission expires %v with no limit set, want the RFC's 300 s", exp.Sub(t0))
+	}
+}

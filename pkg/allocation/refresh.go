@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"slices"
 	"time"
 
 	"github.com/turnd/turnd/internal/bindings"
@@ -60,18 +61,20 @@ func (t *Table) dropFamily(a *Allocation, f bindings.Families, after *[]func()) 
 	delete(t.byRelay, addr)
 	t.unschedule(&r.item)
 	*r = relayAddr{}
-	for p, e := range a.perms {
-		if bindings.Of(p) == f {
-			t.unschedule(&e.item)
-			delete(a.perms, p)
+	a.perms = slices.DeleteFunc(a.perms, func(e *permission) bool {
+		if bindings.Of(e.peer) != f {
+			return false
 		}
-	}
-	for n, c := range a.chans {
-		if bindings.Of(c.peer.Addr()) == f {
-			t.unschedule(&c.item)
-			delete(a.chans, n)
+		t.unschedule(&e.item)
+		return true
+	})
+	a.chans = slices.DeleteFunc(a.chans, func(c *channel) bool {
+		if bindings.Of(c.peer.Addr()) != f {
+			return false
 		}
-	}
+		t.unschedule(&c.item)
+		return true
+	})
 	a.publishPermissions()
 	a.publishChannels()
 	if h := t.hooks.FamilyEnded; h != nil {

@@ -50,6 +50,11 @@ type Limits struct {
 	// (clientip.PrefixKey), so that one network's many hosts cannot hold
 	// every relay port between them.
 	PerPrefix int
+
+	// PermissionLifetime and ChannelLifetime are what Table grants
+	// (limits.permission_lifetime, limits.channel_lifetime); zero: RFC
+	// 8656's PermissionLifetime and ChannelLifetime. Registry ignores them.
+	PermissionLifetime, ChannelLifetime time.Duration
 }
 
 // Registry mirrors pion's allocation tables. It is safe for concurrent use;

@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+
+	"github.com/turnd/turnd/internal/traffic"
 )
 
 // List returns the live allocations of user (every user if empty), oldest
@@ -21,7 +23,7 @@ func (t *Table) List(user string) []Info {
 	}
 	t.mu.Unlock()
 	for i, a := range routes { // the tally is atomics: read outside the lock
-		out[i].Usage = addUsage(a.Route.Usage.Usage(), out[i].Usage)
+		out[i].Usage = addUsage(a.Route.Usage.Usage(), &out[i].Usage)
 	}
 	slices.SortFunc(out, func(a, b Info) int {
 		if c := a.Created.Compare(b.Created); c != 0 {
@@ -45,7 +47,7 @@ func (a *Allocation) info() Info {
 		Tuple: a.Tuple, Transport: a.Transport, User: a.User, Realm: a.Realm, Created: a.Created,
 		Expires: a.deadline(), Ending: a.ending.String(),
 		Relayed: [2]netip.AddrPort{a.relayed[0].addr, a.relayed[1].addr},
-		Usage:   a.carried, // the route's tally is added outside the lock
+		Usage:   addUsage(traffic.Usage{}, a.carried), // the route's tally is added outside the lock
 	}
 	i.Client, i.Server = addr(a.Tuple.Client, a.Tuple.TCP), addr(a.Tuple.Server, a.Tuple.TCP)
 	i.KeyedBy = i.Client

@@ -74,7 +74,7 @@ func (t *Table) putReservation(r Reservation, a *Allocation) {
 	t.tokens[r.Token] = e
 	t.userTokens[r.User]++
 	a.held = e
-	t.schedule(&e.item, r.Expires, due{kind: dueReservation, token: r.Token})
+	t.schedule(&e.item, r.Expires, due{kind: dueReservation, entry: e})
 }
 
 // TakeReservation redeems token (once): the port it held is the caller's

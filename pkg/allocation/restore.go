@@ -3,7 +3,6 @@ package allocation
 import (
 	"encoding/hex"
 	"fmt"
-	"net/netip"
 
 	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/netaddr"
@@ -57,7 +56,7 @@ func (t *Table) restore(sa SnapshotAllocation, client func(netaddr.FiveTuple) (b
 		return nil, fmt.Errorf("5-tuple twice: %w", ErrSnapshotInvalid)
 	}
 	a := &Allocation{Tuple: tp, Transport: tr, User: sa.User, Username: sa.Username, Realm: sa.Realm,
-		Created: sa.Created, DontFragment: sa.DontFragment, PeerTCP: sa.TCP != nil, carried: sa.Usage.usage(),
+		Created: sa.Created, DontFragment: sa.DontFragment, PeerTCP: sa.TCP != nil, carried: sa.Usage.carried(),
 		t: t, book: &booking{user: sa.User, ip: tp.Client.Addr(), tr: tr, used: true}}
 	if err := decodeHex(a.TxID[:], sa.TxID); err != nil {
 		return nil, fmt.Errorf("tx_id: %w", err)
@@ -76,12 +75,12 @@ func (t *Table) restore(sa SnapshotAllocation, client func(netaddr.FiveTuple) (b
 		return nil, ErrNoRelayed
 	}
 	for _, p := range sa.Permissions {
-		if a.perms == nil {
-			a.perms = make(map[netip.Addr]*permission, len(sa.Permissions))
+		if a.permission(p.Peer.Unmap()) != nil {
+			return nil, fmt.Errorf("permission of %v twice: %w", p.Peer, ErrSnapshotInvalid)
 		}
-		e := &permission{expires: p.Expires}
-		a.perms[p.Peer.Unmap()] = e
-		t.schedule(&e.item, e.expires, due{kind: duePermission, a: a, peer: p.Peer.Unmap()})
+		e := &permission{peer: p.Peer.Unmap(), expires: p.Expires}
+		a.perms = append(a.perms, e)
+		t.schedule(&e.item, e.expires, due{kind: duePermission, a: a, entry: e})
 	}
 	if err := t.restoreChannels(a, sa.Channels); err != nil {
 		return nil, err
@@ -91,7 +90,7 @@ func (t *Table) restore(sa SnapshotAllocation, client func(netaddr.FiveTuple) (b
 			if _, dup := t.byConn[c.ID]; dup || c.ID == 0 {
 				return nil, fmt.Errorf("connection %d: %w", c.ID, ErrSnapshotInvalid)
 			}
-			t.putConnection(a, c.ID, &peerConn{peer: netaddr.Unmap(c.Peer), bound: c.Bound, expires: c.Expires})
+			t.putConnection(a, &peerConn{id: c.ID, peer: netaddr.Unmap(c.Peer), bound: c.Bound, expires: c.Expires})
 		}
 	}
 	if sa.Held != "" {
@@ -132,10 +131,7 @@ func (t *Table) restoreRelayed(a *Allocation, r SnapshotRelayed) error {
 func (t *Table) restoreChannels(a *Allocation, chans []SnapshotChannel) error {
 	for _, c := range chans {
 		peer := netaddr.Unmap(c.Peer)
-		if a.chans == nil {
-			a.chans = make(map[uint16]*channel, len(chans))
-		}
-		if _, dup := a.chans[c.Number]; dup {
+		if a.channel(c.Number) != nil {
 			return fmt.Errorf("channel %#x twice: %w", c.Number, ErrSnapshotInvalid)
 		}
 		for _, o := range a.chans {
@@ -143,13 +139,13 @@ func (t *Table) restoreChannels(a *Allocation, chans []SnapshotChannel) error {
 				return fmt.Errorf("peer %v on two channels: %w", peer, ErrSnapshotInvalid)
 			}
 		}
-		e := &channel{peer: peer, expires: c.Expires, cooling: c.Cooling}
-		a.chans[c.Number] = e
+		e := &channel{number: c.Number, peer: peer, expires: c.Expires, cooling: c.Cooling}
+		a.chans = append(a.chans, e)
 		at := e.expires
 		if e.cooling {
 			at = at.Add(ChannelCooldown)
 		}
-		t.schedule(&e.item, at, due{kind: dueChannel, a: a, n: uint32(c.Number)})
+		t.schedule(&e.item, at, due{kind: dueChannel, a: a, entry: e})
 	}
 	return nil
 }

@@ -163,12 +163,12 @@ func (a *Allocation) snapshot() SnapshotAllocation {
 			s.Relayed = append(s.Relayed, SnapshotRelayed{Addr: r.addr, Expires: r.expires.UTC()})
 		}
 	}
-	for p, e := range a.perms {
-		s.Permissions = append(s.Permissions, SnapshotPermission{Peer: p, Expires: e.expires.UTC()})
+	for _, e := range a.perms {
+		s.Permissions = append(s.Permissions, SnapshotPermission{Peer: e.peer, Expires: e.expires.UTC()})
 	}
 	slices.SortFunc(s.Permissions, func(x, y SnapshotPermission) int { return x.Peer.Compare(y.Peer) })
-	for n, c := range a.chans {
-		s.Channels = append(s.Channels, SnapshotChannel{Number: n, Peer: c.peer, Expires: c.expires.UTC(), Cooling: c.cooling})
+	for _, c := range a.chans {
+		s.Channels = append(s.Channels, SnapshotChannel{Number: c.number, Peer: c.peer, Expires: c.expires.UTC(), Cooling: c.cooling})
 	}
 	slices.SortFunc(s.Channels, func(x, y SnapshotChannel) int { return cmp.Compare(x.Number, y.Number) })
 	if a.held != nil {
@@ -197,8 +197,12 @@ func snapshotUsage(u traffic.Usage) SnapshotUsage {
 		u.Permissions, u.Channels, u.RateLimited, u.NoPermission}
 }
 
-func (u SnapshotUsage) usage() traffic.Usage {
-	return traffic.Usage{ToPeerPackets: u.ToPeerPackets, ToPeerBytes: u.ToPeerBytes,
+// carried is u as an allocation carries it over; nil when nothing was counted.
+func (u SnapshotUsage) carried() *traffic.Usage {
+	if u == (SnapshotUsage{}) {
+		return nil
+	}
+	return &traffic.Usage{ToPeerPackets: u.ToPeerPackets, ToPeerBytes: u.ToPeerBytes,
 		FromPeerPackets: u.FromPeerPackets, FromPeerBytes: u.FromPeerBytes,
 		Permissions: u.Permissions, Channels: u.Channels, RateLimited: u.RateLimited, NoPermission: u.NoPermission}
 }
