@@ -242,3 +242,28 @@ func TestLimitsSetTheLifetimes(t *testing.T) {
 		t.Fatalf("permission expires %v with no limit set, want the RFC's 300 s", exp.Sub(t0))
 	}
 }
+
+// TestRouteSetsAreFreshCopies: each change stores a new slice in the
+// route, so a fast-path reader holding the one it loaded sees it whole
+// and unchanged.
+func TestRouteSetsAreFreshCopies(t *testing.T) {
+	tab := New(Limits{}, Hooks{})
+	a := insert(t, tab, "a", tuple(1), v4(1), time.Hour)
+	must(t, tab.BindChannel(a, 0x4000, peerA, t0, 0, 0))
+	must(t, tab.BindChannel(a, 0x4001, peerB, t0, 0, 0))
+	perms, chans := a.Route.Permissions(), a.Route.Channels()
+	want := slices.Clone(perms)
+	wantChans := slices.Clone(chans)
+	tab.Revoke(func(p netip.Addr) bool { return p == peerA.Addr() })
+	must(t, tab.Permit(a, []netip.Addr{netip.MustParseAddr("203.0.113.30")}, t0, 0))
+	must(t, tab.BindChannel(a, 0x4002, netip.MustParseAddrPort("203.0.113.31:1"), t0, 0, 0))
+	if !slices.Equal(perms, want) || len(want) != 2 {
+		t.Fatalf("a loaded permission set changed under its reader: %v, was %v", perms, want)
+	}
+	if !slices.Equal(chans, wantChans) || len(wantChans) != 2 {
+		t.Fatalf("a loaded channel set changed under its reader: %v, was %v", chans, wantChans)
+	}
+	if a.Route.Permitted(peerA.Addr()) || !a.Route.Permitted(peerB.Addr()) {
+		t.Fatal("the route's current set is not the table's")
+	}
+}
