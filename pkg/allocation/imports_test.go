@@ -6,10 +6,12 @@ import (
 	"github.com/turnd/turnd/internal/imports"
 )
 
-// TestImportsHoldNoSockets: the registry keeps books; it knows no HTTP,
-// Prometheus, pion or socket machinery (net stays for net.Addr values).
+// TestImportsHoldNoSockets: the table and the registry keep books; they
+// know no HTTP, Prometheus, pion or socket machinery (net stays for
+// Info's net.Addr values), and nothing above them.
 func TestImportsHoldNoSockets(t *testing.T) {
 	imports.Forbid(t, imports.Module+"pkg/allocation", "net/http", "syscall", "golang.org/x/sys", "crypto/tls",
 		"github.com/prometheus", "github.com/pion",
-		imports.Module+"internal/edge", imports.Module+"internal/gate", imports.Module+"internal/relay", imports.Module+"internal/mmsg", imports.Module+"pkg/server")
+		imports.Module+"internal/edge", imports.Module+"internal/gate", imports.Module+"internal/relay", imports.Module+"internal/mmsg", imports.Module+"pkg/server",
+		imports.Module+"pkg/turn", imports.Module+"internal/auth")
 }
