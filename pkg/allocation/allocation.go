@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/turnd/turnd/internal/bindings"
@@ -210,4 +211,28 @@ func addUsage(u traffic.Usage, c *traffic.Usage) traffic.Usage {
 	u.RateLimited += c.RateLimited
 	u.NoPermission += c.NoPermission
 	return u
+}
+
+// Held returns the reservation whose port the allocation holds for a
+// token (EVEN-PORT with R=1); false: none.
+func (a *Allocation) Held() (Reservation, bool) {
+	a.t.mu.Lock()
+	defer a.t.mu.Unlock()
+	if a.held == nil {
+		return Reservation{}, false
+	}
+	return a.held.r, true
+}
+
+// Connections returns the CONNECTION-IDs of an RFC 6062 allocation's peer
+// connections, in ascending order.
+func (a *Allocation) Connections() []uint32 {
+	a.t.mu.Lock()
+	defer a.t.mu.Unlock()
+	ids := make([]uint32, 0, len(a.conns))
+	for id := range a.conns {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }

@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"cmp"
 	"net"
 	"net/netip"
 	"slices"
@@ -86,4 +87,21 @@ func (t *Table) Expiry() Expiry {
 		}
 	}
 	return e
+}
+
+// Allocations returns every live allocation, oldest first (then by
+// 5-tuple): for a relay adopting a restored table's sockets, or a server
+// closing them all.
+func (t *Table) Allocations() []*Allocation {
+	t.mu.Lock()
+	all := make([]*Allocation, 0, len(t.byTuple))
+	for _, a := range t.byTuple {
+		all = append(all, a)
+	}
+	t.mu.Unlock()
+	slices.SortFunc(all, func(x, y *Allocation) int { // fixed fields: no lock needed
+		return cmp.Or(x.Created.Compare(y.Created), x.Tuple.Client.Compare(y.Tuple.Client),
+			x.Tuple.Server.Compare(y.Tuple.Server), cmp.Compare(x.Transport, y.Transport))
+	})
+	return all
 }

@@ -112,6 +112,15 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if again := marshal(t, second); !bytes.Equal(again, out) {
 		t.Fatalf("the restored table writes another snapshot:\n%s\nwant\n%s", again, out)
 	}
+	if all := b.Allocations(); len(all) != 2 || all[0].User != "alice" || all[1].User != "bob" {
+		t.Fatalf("restored allocations %v, want alice's then bob's", all)
+	}
+	if r, ok := b.Allocations()[0].Held(); !ok || r.Port != 50003 {
+		t.Fatalf("alice holds %+v, %v; want port 50003", r, ok)
+	}
+	if ids := b.Allocations()[1].Connections(); len(ids) != 2 || ids[0] >= ids[1] {
+		t.Fatalf("bob's connections %v, want two in order", ids)
+	}
 	if b.Count() != 2 || len(asked) != 2 {
 		t.Fatalf("restored %d allocations, asked for %d clients; want 2 (the TLS one stays behind)", b.Count(), len(asked))
 	}
