@@ -150,6 +150,9 @@ func TestTableInsertRefusesATakenFiveTuple(t *testing.T) {
 	if err := k.Insert(&Allocation{Tuple: tuple(2), User: "b"}, v4(1), time.Minute, t0); !errors.Is(err, ErrRelayInUse) {
 		t.Fatalf("insert on a relayed address in use: %v, want ErrRelayInUse", err)
 	}
+	if err := k.Insert(&Allocation{Tuple: tuple(2), User: "b"}, [2]netip.AddrPort{relay6(2)}, time.Minute, t0); !errors.Is(err, ErrFamilyMismatch) {
+		t.Fatalf("an IPv6 address in the IPv4 slot: %v, want ErrFamilyMismatch", err)
+	}
 	if tab.Count() != 2 {
 		t.Fatalf("count %d with one live and one admitted, want 2", tab.Count())
 	}

@@ -110,8 +110,14 @@ func (k Ticket) Insert(a *Allocation, relayed [2]netip.AddrPort, lifetime time.D
 	if _, ok := t.byTuple[a.Tuple]; ok {
 		return ErrExists
 	}
-	for _, r := range relayed {
-		if _, ok := t.byRelay[netaddr.Unmap(r)]; ok && r.IsValid() {
+	for i, r := range relayed {
+		if !r.IsValid() {
+			continue
+		}
+		if bindings.Of(r.Addr()).Index() != i {
+			return fmt.Errorf("insert relayed %v at index %d: %w", r, i, ErrFamilyMismatch)
+		}
+		if _, ok := t.byRelay[netaddr.Unmap(r)]; ok {
 			return fmt.Errorf("insert relayed %v: %w", r, ErrRelayInUse)
 		}
 	}
