@@ -1,10 +1,15 @@
-// Package allocation keeps turnd's own book of live TURN allocations: who
-// holds them, over which client transport, and whether a new one fits the
-// configured quotas.
+// Package allocation keeps turnd's book of TURN allocations, in two forms
+// while the control plane moves off pion/turn's server.
 //
-// pion/turn owns the allocations themselves (one table per listening socket);
-// this registry mirrors them from pion's lifecycle events so the rest of
-// turnd can ask cheap questions ("how many are left?", "may alice have
-// another?") and be woken when the count changes — which is what the drain
-// waits on. It knows nothing about HTTP, Prometheus or signals.
+// Table is the only home of an allocation under turnd's own control
+// plane: admission and quotas in one step, relayed addresses per family
+// with their lifetimes, permissions and channels (written into each
+// allocation's bindings.Route for the fast path), reservations, RFC 6062
+// connection records, why each allocation ended, and every deadline on
+// one heap that Expire works through on an injected clock.
+//
+// Registry mirrors pion's allocation tables from its lifecycle events, for
+// the plane that still runs on pion; it goes when that plane does.
+//
+// Neither knows anything about HTTP, Prometheus, sockets or signals.
 package allocation

@@ -9,6 +9,7 @@ import (
 
 	"github.com/turnd/turnd/internal/clientip"
 	"github.com/turnd/turnd/internal/netaddr"
+	"github.com/turnd/turnd/internal/traffic"
 )
 
 // Info describes one live allocation.
@@ -31,6 +32,13 @@ type Info struct {
 	// Ending is why the allocation is ending, once turnd knows it before
 	// pion reports the deletion (MarkEnding); empty until then.
 	Ending string
+
+	// Tuple, Relayed and Usage are filled by Table (not Registry): the
+	// 5-tuple, both relayed addresses (index bindings.Families.Index; zero:
+	// none) and the traffic so far.
+	Tuple   netaddr.FiveTuple
+	Relayed [2]netip.AddrPort
+	Usage   traffic.Usage
 }
 
 // Limits are the allocation quotas; zero means unlimited.
