@@ -38,10 +38,10 @@ func allocateAttrs(m *stun.Message, p *Policy, overStream bool) (allocateAsk, st
 	switch transport[0] {
 	case protoUDP:
 	case protoTCP:
+		ask.tcp = true
 		if !p.TCPAllocations {
 			return ask, stun.CodeUnsupportedTransProto // relay.tcp_allocations is off
 		}
-		ask.tcp = true
 	default:
 		return ask, stun.CodeUnsupportedTransProto
 	}

@@ -1,6 +1,11 @@
 package turn
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/turnd/turnd/internal/traffic"
+	"github.com/turnd/turnd/pkg/allocation"
+)
 
 // Reasons a request is refused, as passed to Events.Refused (the values of
 // pkg/server's Observer).
@@ -33,10 +38,17 @@ type Events interface {
 	Refused(method, reason, user string, client netip.AddrPort)
 	// Dropped is called for a message dropped unanswered (Drop*).
 	Dropped(reason string)
+	// Created is called for every allocation made, after it is in the table.
+	Created(a *allocation.Allocation)
+	// Ended is called once for every allocation that ended, with its
+	// counters (the usage record).
+	Ended(a *allocation.Allocation, why allocation.EndReason, u traffic.Usage)
 }
 
 // nopEvents is the Events of a Handler given none.
 type nopEvents struct{}
 
-func (nopEvents) Refused(string, string, string, netip.AddrPort) {}
-func (nopEvents) Dropped(string)                                 {}
+func (nopEvents) Refused(string, string, string, netip.AddrPort)                    {}
+func (nopEvents) Dropped(string)                                                    {}
+func (nopEvents) Created(*allocation.Allocation)                                    {}
+func (nopEvents) Ended(*allocation.Allocation, allocation.EndReason, traffic.Usage) {}

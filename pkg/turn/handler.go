@@ -6,11 +6,13 @@ import (
 
 	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/ratelimit"
+	"github.com/turnd/turnd/pkg/allocation"
 )
 
 // Handler serves the control messages of every client of one server. Safe
 // for concurrent use: each call of Serve works on its own Request.
 type Handler struct {
+	table      *allocation.Table
 	relays     Relays
 	policy     atomic.Pointer[Policy]
 	nonces     *auth.Nonces
@@ -23,6 +25,8 @@ type Handler struct {
 
 // Options are what a Handler is built on and keeps across reloads.
 type Options struct {
+	// Table is the only home of the allocations. Required.
+	Table *allocation.Table
 	// Relays opens and closes relay sockets.
 	Relays Relays
 	// Nonces issues and checks the NONCE of every challenge. Required.
@@ -35,7 +39,7 @@ type Options struct {
 
 // New returns a Handler applying p.
 func New(o Options, p *Policy) *Handler {
-	h := &Handler{relays: o.Relays, nonces: o.Nonces, events: o.Events, now: o.Now}
+	h := &Handler{table: o.Table, relays: o.Relays, nonces: o.Nonces, events: o.Events, now: o.Now}
 	if h.events == nil {
 		h.events = nopEvents{}
 	}

@@ -1,6 +1,8 @@
 package turn_test
 
 import (
+	"encoding/binary"
+	"io"
 	"net/netip"
 	"sync"
 	"testing"
@@ -11,6 +13,8 @@ import (
 	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/netaddr"
+	"github.com/turnd/turnd/internal/traffic"
+	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/turn"
 )
 
@@ -47,6 +51,26 @@ type events struct {
 	mu      sync.Mutex
 	refused []string // "method reason user"
 	dropped []string
+	created []*allocation.Allocation
+	ended   []string // "user reason"
+}
+
+func (e *events) Created(a *allocation.Allocation) {
+	e.mu.Lock()
+	e.created = append(e.created, a)
+	e.mu.Unlock()
+}
+
+func (e *events) Ended(a *allocation.Allocation, why allocation.EndReason, _ traffic.Usage) {
+	e.mu.Lock()
+	e.ended = append(e.ended, a.User+" "+why.String())
+	e.mu.Unlock()
+}
+
+func (e *events) endings() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.ended...)
 }
 
 func (e *events) Refused(method, reason, user string, _ netip.AddrPort) {
@@ -99,6 +123,8 @@ func (l *lane) take() [][]byte {
 // secrets s1 and s2.
 type env struct {
 	h      *turn.Handler
+	table  *allocation.Table
+	relays *relays
 	clock  *clock
 	nonces *auth.Nonces
 	store  *auth.Store
@@ -121,8 +147,16 @@ func newEnv(t testing.TB, edit ...func(*turn.Policy)) *env {
 		e(p)
 	}
 	ev := &events{}
-	h := turn.New(turn.Options{Nonces: n, Events: ev, Now: c.Now}, p)
-	return &env{h: h, clock: c, nonces: n, store: s, policy: p, events: ev}
+	var h *turn.Handler // the table's hooks call the handler built on it
+	table := allocation.New(allocation.Limits{}, allocation.Hooks{
+		Ended:       func(a *allocation.Allocation, why allocation.EndReason) { h.Ended(a, why) },
+		FamilyEnded: func(a *allocation.Allocation, f bindings.Families, at netip.AddrPort) { h.FamilyEnded(a, f, at) },
+		Unreserved:  func(r allocation.Reservation) { h.Unreserved(r) },
+		ConnExpired: func(a *allocation.Allocation, id uint32) { h.ConnExpired(a, id) },
+	})
+	rel := newRelays()
+	h = turn.New(turn.Options{Table: table, Relays: rel, Nonces: n, Events: ev, Now: c.Now}, p)
+	return &env{h: h, table: table, relays: rel, clock: c, nonces: n, store: s, policy: p, events: ev}
 }
 
 // udpClient is a client 5-tuple on a UDP lane, from the given last octet.
@@ -216,4 +250,112 @@ func attrTypes(m *stun.Message) []stun.AttrType {
 		ts = append(ts, a.Type)
 	}
 	return ts
+}
+
+// stream is a fake bindings.Stream: a TCP client connection.
+type stream struct {
+	lane
+	idle  []bool
+	piped io.ReadWriteCloser
+}
+
+func (s *stream) Write(b []byte) (int, error)  { return s.WriteToUDPAddrPort(b, netip.AddrPort{}) }
+func (s *stream) TryWritev(_ [][]byte) bool    { return true }
+func (s *stream) Idle(idle bool)               { s.idle = append(s.idle, idle) }
+func (s *stream) Pipe(peer io.ReadWriteCloser) { s.piped = peer }
+func (s *stream) Close() error                 { return nil }
+
+// tcpClient is a client 5-tuple on a TCP connection, from the given last octet.
+func tcpClient(octet byte) (*bindings.Client, *stream) {
+	s := &stream{}
+	return &bindings.Client{Tuple: netaddr.FiveTuple{
+		Client: netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, octet}), 50000),
+		Server: netip.MustParseAddrPort("127.0.0.1:3478"), TCP: true,
+	}, Stream: s}, s
+}
+
+// answers is what a client was sent: a lane's, or a stream's.
+type answers interface{ take() [][]byte }
+
+// do serves pkt from c and returns its one answer, decoded, or fails.
+func (e *env) do(t testing.TB, c *bindings.Client, pkt []byte) *stun.Message {
+	t.Helper()
+	e.h.Serve(pkt, c)
+	var got [][]byte
+	if c.Stream != nil {
+		got = c.Stream.(*stream).take()
+	} else {
+		got = c.Lane.(*lane).take()
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d answers, want 1", len(got))
+	}
+	m := &stun.Message{Raw: got[0]}
+	if err := m.Decode(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// allocate gives c an allocation signed by alice, with extra attributes,
+// and returns the success.
+func (e *env) allocate(t testing.TB, c *bindings.Client, extra ...stun.Setter) *stun.Message {
+	t.Helper()
+	resp := e.do(t, c, e.build(t, stun.MethodAllocate, aliceUser(), append([]stun.Setter{transportUDP()}, extra...)...))
+	if code, reason := codeOf(resp); code != 0 {
+		t.Fatalf("Allocate: %d %s", code, reason)
+	}
+	return resp
+}
+
+// relayedOf lists a success's XOR-RELAYED-ADDRESSes in order.
+func relayedOf(t testing.TB, m *stun.Message) []netip.AddrPort {
+	t.Helper()
+	var out []netip.AddrPort
+	for _, a := range m.Attributes {
+		if a.Type != stun.AttrXORRelayedAddress {
+			continue
+		}
+		var x stun.XORMappedAddress
+		one := stun.Message{TransactionID: m.TransactionID, Attributes: stun.Attributes{a}}
+		if err := x.GetFromAs(&one, stun.AttrXORRelayedAddress); err != nil {
+			t.Fatal(err)
+		}
+		ip, _ := netip.AddrFromSlice(x.IP)
+		out = append(out, netip.AddrPortFrom(ip.Unmap(), uint16(x.Port))) //nolint:gosec
+	}
+	return out
+}
+
+// lifetimeOf is a success's LIFETIME.
+func lifetimeOf(t testing.TB, m *stun.Message) time.Duration {
+	t.Helper()
+	v, err := m.Get(stun.AttrLifetime)
+	if err != nil || len(v) != 4 {
+		t.Fatalf("no LIFETIME (%v)", err)
+	}
+	return time.Duration(binary.BigEndian.Uint32(v)) * time.Second
+}
+
+// lifetime is a LIFETIME attribute.
+func lifetime(d time.Duration) stun.Setter {
+	v := make([]byte, 4)
+	binary.BigEndian.PutUint32(v, uint32(d/time.Second)) //nolint:gosec
+	return stun.RawAttribute{Type: stun.AttrLifetime, Value: v}
+}
+
+// rawAttr is an attribute of type t with value v.
+func rawAttr(t stun.AttrType, v ...byte) stun.Setter { return stun.RawAttribute{Type: t, Value: v} }
+
+// peerAttr is an XOR-PEER-ADDRESS.
+func peerAttr(ap string) stun.Setter {
+	a := netip.MustParseAddrPort(ap)
+	return xorPeer{a}
+}
+
+type xorPeer struct{ a netip.AddrPort }
+
+func (p xorPeer) AddTo(m *stun.Message) error {
+	x := stun.XORMappedAddress{IP: p.a.Addr().AsSlice(), Port: int(p.a.Port())}
+	return x.AddToAs(m, stun.AttrXORPeerAddress)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/bindings"
+	"github.com/turnd/turnd/pkg/allocation"
 )
 
 // Request is one message, decoded and authenticated once; every answer to
@@ -24,6 +25,9 @@ type Request struct {
 	// secrets'); nil for an unauthenticated request, whose answers go
 	// unsigned.
 	Key []byte
+	// Alloc is the allocation of the request's 5-tuple, looked up once;
+	// nil: none.
+	Alloc *allocation.Allocation
 
 	policy      *Policy // read once, so one request sees one policy
 	fingerprint bool    // the request carried FINGERPRINT: so does every answer
