@@ -28,7 +28,7 @@ func (h *Handler) allocate(r *Request) {
 	// as the first time).
 	if a := r.Alloc; a != nil {
 		if a.TxID == m.TransactionID && a.User == r.User {
-			h.allocated(r, a, 0, nil, ask(m, a))
+			h.allocated(r, a, 0, nil, ask(m, a, p.Families))
 			return
 		}
 		h.fail(r, stun.CodeAllocMismatch)
@@ -200,8 +200,9 @@ func (h *Handler) allocated(r *Request, a *allocation.Allocation, lifetime time.
 }
 
 // ask is the families a retransmitted Allocate's first answer reported
-// as missing: those a dual request asked for that the allocation lacks.
-func ask(m *stun.Message, a *allocation.Allocation) []stun.Setter {
+// as missing: those a dual request asked for that the allocation lacks,
+// 440 when turnd serves no such family, else 508 (the relay had no port).
+func ask(m *stun.Message, a *allocation.Allocation, served bindings.Families) []stun.Setter {
 	fams, code := askedFamilies(m, bindings.Both)
 	if code != 0 || fams.errorType == 0 {
 		return nil
@@ -209,7 +210,11 @@ func ask(m *stun.Message, a *allocation.Allocation) []stun.Setter {
 	have := a.Families()
 	var out []stun.Setter
 	for _, f := range []bindings.Families{bindings.V4, bindings.V6} {
-		if !have.Has(f) {
+		switch {
+		case have.Has(f):
+		case served.Has(f) && !a.PeerTCP: // an RFC 6062 relay has one family: 440 for the other
+			out = append(out, addressError{typ: fams.errorType, family: f, code: stun.CodeInsufficientCapacity})
+		default:
 			out = append(out, addressError{typ: fams.errorType, family: f, code: stun.CodeAddrFamilyNotSupported})
 		}
 	}

@@ -359,3 +359,14 @@ func (p xorPeer) AddTo(m *stun.Message) error {
 	x := stun.XORMappedAddress{IP: p.a.Addr().AsSlice(), Port: int(p.a.Port())}
 	return x.AddToAs(m, stun.AttrXORPeerAddress)
 }
+
+// channelAttr is a CHANNEL-NUMBER attribute.
+func channelAttr(n uint16) stun.Setter {
+	return rawAttr(stun.AttrChannelNumber, byte(n>>8), byte(n), 0, 0)
+}
+
+// clientTuple is the 5-tuple of udpClient(octet).
+func clientTuple(octet byte) netaddr.FiveTuple {
+	c, _ := udpClient(octet)
+	return c.Tuple
+}
