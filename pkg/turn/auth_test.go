@@ -124,3 +124,23 @@ func TestAuthentication(t *testing.T) {
 func transportUDP() stun.Setter {
 	return stun.RawAttribute{Type: stun.AttrRequestedTransport, Value: []byte{17, 0, 0, 0}}
 }
+
+// TestMultiKeySignsAnswersWithTheClientsKey: with several REST secrets,
+// each answer is signed with the key the request verified with, whichever
+// secret that was, and the allocation is the user's under any of them.
+func TestMultiKeySignsAnswersWithTheClientsKey(t *testing.T) {
+	e := newEnv(t)
+	c, _ := udpClient(1)
+	s1, s2 := user{restUser, restKey("s1")}, user{restUser, restKey("s2")}
+	resp := e.do(t, c, e.build(t, stun.MethodAllocate, s2, transportUDP()))
+	if !isCode(resp, 0) || !signedWith(resp, s2.key) || signedWith(resp, s1.key) {
+		t.Fatalf("Allocate under the second secret: code %v, signed with it %v", resp.Type, signedWith(resp, s2.key))
+	}
+	if a, _ := e.table.Get(c.Tuple); a == nil || a.User != "bob" || a.Username != restUser {
+		t.Fatalf("allocation %+v, want bob's", a)
+	}
+	resp = e.do(t, c, e.build(t, stun.MethodRefresh, s1))
+	if !isCode(resp, 0) || !signedWith(resp, s1.key) {
+		t.Errorf("Refresh under the first secret: %v, signed with it %v", resp.Type, signedWith(resp, s1.key))
+	}
+}
