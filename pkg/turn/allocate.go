@@ -16,7 +16,11 @@ import (
 func (h *Handler) allocate(r *Request) {
 	m, p := r.Msg, r.policy
 	method := m.Type.Method.String()
+	// A redeemed token's port is the handler's until the relay binds it:
+	// a refusal after step 5 gives it back.
+	giveBack := func() {}
 	refuse := func(code stun.ErrorCode, reason string, extra ...stun.Setter) {
+		giveBack()
 		h.events.Refused(method, reason, r.User, r.From.Tuple.Client)
 		h.fail(r, code, extra...)
 	}
@@ -76,6 +80,7 @@ func (h *Handler) allocate(r *Request) {
 		if res.V6 {
 			fams.want = bindings.V6
 		}
+		giveBack = func() { h.relays.Unhold(res.Port, res.V6) }
 	} else {
 		// Families (docs/control-plane.md section 3, family.go).
 		if fams, code = askedFamilies(m, p.Families); code != 0 {
@@ -118,13 +123,14 @@ func (h *Handler) allocate(r *Request) {
 		refuse(stun.CodeAllocQuotaReached, RefusedQuota)
 		return
 	}
-	h.open(r, ticket, w, fams)
+	h.open(r, ticket, w, fams, giveBack)
 }
 
 // open binds the relay sockets for an admitted Allocate and inserts the
 // allocation: "the server [...] allocates a relayed transport address"
-// (§7.2), or answers 508 with the ticket given back.
-func (h *Handler) open(r *Request, ticket allocation.Ticket, w bindings.Want, fams familyAsk) {
+// (§7.2), or answers 508 with the ticket (and a redeemed token's port,
+// through giveBack) given back.
+func (h *Handler) open(r *Request, ticket allocation.Ticket, w bindings.Want, fams familyAsk, giveBack func()) {
 	route := &bindings.Route{Client: *r.From}
 	relayed, err := h.relays.Open(route, w)
 	if err == nil && !relayed.Addr[0].IsValid() && !relayed.Addr[1].IsValid() {
@@ -132,6 +138,7 @@ func (h *Handler) open(r *Request, ticket allocation.Ticket, w bindings.Want, fa
 	}
 	if err != nil {
 		ticket.Cancel()
+		giveBack()
 		code := stun.CodeInsufficientCapacity
 		if errors.Is(err, bindings.ErrNoFamily) {
 			code = stun.CodeAddrFamilyNotSupported

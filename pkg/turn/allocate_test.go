@@ -187,6 +187,16 @@ func TestAllocateSteps(t *testing.T) {
 				}
 				return resp
 			}},
+		{name: "a redeemed token refused later (quota): 486, its port given back", code: 486,
+			run: func(t *testing.T, e *env) *stun.Message {
+				token, _ := e.allocate(t, client(1), rawAttr(stun.AttrEvenPort, 0x80)).Get(stun.AttrReservationToken)
+				e.table.SetLimits(allocation.Limits{PerUser: 1})
+				resp := e.do(t, client(2), e.build(t, stun.MethodAllocate, aliceUser(), transportUDP(), rawAttr(stun.AttrReservationToken, token...)))
+				if !slices.Equal(e.relays.unheld, []int{50001}) {
+					t.Errorf("unheld %v, want the token's port", e.relays.unheld)
+				}
+				return resp
+			}},
 		{name: "step 5: an unknown token: 508", code: 508,
 			run: func(t *testing.T, e *env) *stun.Message {
 				return e.do(t, client(1), e.build(t, stun.MethodAllocate, aliceUser(), transportUDP(), rawAttr(stun.AttrReservationToken, []byte("12345678")...)))
