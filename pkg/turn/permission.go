@@ -14,19 +14,20 @@ import (
 // none:
 //
 //   - "The CreatePermission request MUST contain at least one
-//     XOR-PEER-ADDRESS attribute [...]. If an XOR-PEER-ADDRESS attribute
-//     is missing or malformed, the server MUST reply with a 400";
-//   - "If an XOR-PEER-ADDRESS attribute contains an address of an address
-//     family that is not the same as that of a relayed transport address
-//     for the allocation, the server MUST generate an error response with
-//     the 443 (Peer Address Family Mismatch) response code";
+//     XOR-PEER-ADDRESS attribute and MAY contain multiple such
+//     attributes. If no such attribute exists, or if any of these
+//     attributes are invalid, then a 400 (Bad Request) error is returned";
+//   - a peer of a family the allocation has no relayed address of is 443
+//     (Peer Address Family Mismatch);
 //   - "The server MAY impose restrictions on the IP address allowed in the
 //     XOR-PEER-ADDRESS attribute; if a value is not allowed, the server
 //     rejects the request with a 403 (Forbidden) error";
-//   - "If the message is valid and the server is capable of carrying out
-//     the request, then the server installs or refreshes a permission for
-//     the IP address contained in each XOR-PEER-ADDRESS attribute"; past
-//     limits.permissions_per_allocation, 508 (Insufficient Capacity).
+//   - "If the request is valid, but the server is unable to fulfill the
+//     request due to some capacity limit or similar, then a 508
+//     (Insufficient Capacity) error is returned": past
+//     limits.permissions_per_allocation;
+//   - otherwise the server installs or refreshes a permission for the IP
+//     address of each XOR-PEER-ADDRESS, in one step under the table's lock.
 func (h *Handler) createPermission(r *Request) {
 	peers, ok := peerAddresses(r.Msg)
 	if !ok {
