@@ -33,7 +33,7 @@ test-go:
 FUZZTIME ?= 20000x
 FUZZ_TARGETS := pkg/server:FuzzServerPacket internal/gate:FuzzInspect internal/edge:FuzzStream internal/edge:FuzzStreamReactor pkg/config:FuzzParse \
 	internal/auth:FuzzKeys pkg/peerfilter:FuzzParseEntry internal/wire:FuzzWire internal/relay:FuzzChannelData \
-	internal/edge:FuzzProxyHeader internal/auth:FuzzNonceCheck
+	internal/edge:FuzzProxyHeader internal/auth:FuzzNonceCheck pkg/turn:FuzzServe
 test-fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \
