@@ -28,7 +28,7 @@ func TestBrowserRelayCallOverIPv6URL(t *testing.T) {
 	cfg := testConfig()
 	cfg.Listen.UDP = []string{"[::1]:0", "127.0.0.1:0"}
 	srv := start(t, cfg)
-	proxy := newTurnProxy(t, net.IPv6loopback, srv.UDP)
+	proxy := newTurnProxy(t, net.IPv6loopback, srv.UDP, nil)
 	b := newBrowser(t, "")
 
 	p := b.startCall(demoServer(fmt.Sprintf("turn:[::1]:%d?transport=udp", proxy.Addr().Port)))
