@@ -17,29 +17,41 @@ import (
 // TestPionClient holds turnd against pion/turn's client, an implementation
 // independent of turnd's handlers (only its server half leaves turnd): UDP
 // allocations reached over UDP and over TCP with a permission, a channel and
-// datagrams both ways, an RFC 6062 TCP allocation with a connection each way,
-// a Refresh, and a release the server records as such.
+// datagrams both ways, an IPv6 one (pion's client asks for the family of
+// its socket with REQUESTED-ADDRESS-FAMILY), an RFC 6062 TCP allocation with
+// a connection each way, a Refresh, and a release the server records as such.
 func TestPionClient(t *testing.T) {
-	srv := start(t, testConfig())
-	for _, network := range []string{"udp", "tcp"} {
-		t.Run(network, func(t *testing.T) { pionUDPAllocation(t, srv, network) })
+	cfg := testConfig()
+	cfg.Listen.UDP = []string{"127.0.0.1:0", "[::1]:0"}
+	srv := start(t, cfg)
+	udp6 := srv.waitLog("turnd serving", time.Second)["udp"].([]any)[1].(string)
+	for _, tc := range []struct {
+		name, network, server string
+		loopback              net.IP
+	}{
+		{"udp", "udp", srv.UDP, net.IPv4(127, 0, 0, 1)},
+		{"tcp", "tcp", srv.TCP, net.IPv4(127, 0, 0, 1)},
+		{"udp6", "udp", udp6, net.IPv6loopback},
+	} {
+		t.Run(tc.name, func(t *testing.T) { pionUDPAllocation(t, srv, tc.network, tc.server, tc.loopback) })
 	}
 	t.Run("rfc6062", func(t *testing.T) { pionTCPAllocation(t, srv) })
 }
 
 // dialPion is pion's client on a fresh socket (udp) or connection (tcp) to
-// server, its frames seen by a wireTap.
-func dialPion(t *testing.T, network, server string) (*turn.Client, *wireTap) {
+// server from local, its frames seen by a wireTap.
+func dialPion(t *testing.T, network, server string, local net.IP) (*turn.Client, *wireTap) {
 	t.Helper()
 	tap := &wireTap{}
 	if network == "udp" {
-		conn, err := net.ListenPacket("udp4", "127.0.0.1:0")
+		conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: local})
 		if err != nil {
 			t.Fatal(err)
 		}
 		tap.PacketConn = conn
 	} else {
-		conn, err := net.Dial("tcp", server)
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: local}}
+		conn, err := d.Dial("tcp", server)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,18 +73,19 @@ func dialPion(t *testing.T, network, server string) (*turn.Client, *wireTap) {
 	return c, tap
 }
 
-func pionUDPAllocation(t *testing.T, srv *turnd, network string) {
-	addr := srv.UDP
-	if network == "tcp" {
-		addr = srv.TCP
-	}
-	c, tap := dialPion(t, network, addr)
+// pionUDPAllocation runs one UDP allocation through server, reached over
+// network from loopback (whose family the relay and the peer share).
+func pionUDPAllocation(t *testing.T, srv *turnd, network, server string, loopback net.IP) {
+	c, tap := dialPion(t, network, server, loopback)
 	pc, err := c.Allocate()
 	if err != nil {
 		t.Fatalf("allocate: %v", err)
 	}
 	relay := pc.LocalAddr().(*net.UDPAddr)
-	peer, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if (relay.IP.To4() == nil) != (loopback.To4() == nil) {
+		t.Fatalf("relayed address %v, want the family of %v", relay, loopback)
+	}
+	peer, err := net.ListenUDP("udp", &net.UDPAddr{IP: loopback})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // peer opens to the relayed address (ConnectionAttempt, Accept), bytes both
 // ways on each, a Refresh, and a release.
 func pionTCPAllocation(t *testing.T, srv *turnd) {
-	c, tap := dialPion(t, "tcp", srv.TCP)
+	c, tap := dialPion(t, "tcp", srv.TCP, net.IPv4(127, 0, 0, 1))
 	alloc, err := c.AllocateTCP()
 	if err != nil {
 		t.Fatalf("allocate tcp: %v", err)
