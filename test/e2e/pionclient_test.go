@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -84,6 +85,12 @@ func pionUDPAllocation(t *testing.T, srv *turnd, network, server string, loopbac
 	relay := pc.LocalAddr().(*net.UDPAddr)
 	if (relay.IP.To4() == nil) != (loopback.To4() == nil) {
 		t.Fatalf("relayed address %v, want the family of %v", relay, loopback)
+	}
+	// pion asks for IPv6 only (IPv4 is the default), so an IPv6 relay answers the request.
+	for _, f := range tap.sent(stun.NewType(stun.MethodAllocate, stun.ClassRequest)) {
+		if asked := slices.Contains(f.attrs, stun.AttrRequestedAddressFamily); asked != (loopback.To4() == nil) {
+			t.Errorf("Allocate with attributes %v from %v: REQUESTED-ADDRESS-FAMILY %v", f.attrs, loopback, asked)
+		}
 	}
 	peer, err := net.ListenUDP("udp", &net.UDPAddr{IP: loopback})
 	if err != nil {

@@ -15,6 +15,7 @@ type frame struct {
 	channel uint16           // ChannelData's channel number, 0 for STUN
 	typ     stun.MessageType // STUN only
 	data    []byte           // the application data it carries (ChannelData, or a Send/Data indication's DATA)
+	attrs   []stun.AttrType  // STUN only, in wire order
 }
 
 // wireTap sits between pion's client and its socket and notes every frame
@@ -67,6 +68,9 @@ func (w *wireTap) note(dir *[]frame, b []byte) {
 		}
 		f.typ = m.Type
 		f.data, _ = m.Get(stun.AttrData)
+		for _, a := range m.Attributes {
+			f.attrs = append(f.attrs, a.Type)
+		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		var nonce stun.Nonce
@@ -98,6 +102,19 @@ func (w *wireTap) carrier(out bool, data []byte) (frame, bool) {
 		}
 	}
 	return frame{}, false
+}
+
+// sent returns the STUN messages of type typ sent so far.
+func (w *wireTap) sent(typ stun.MessageType) []frame {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []frame
+	for _, f := range w.out {
+		if f.channel == 0 && f.typ == typ {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // count is how many STUN messages of type typ were received.
