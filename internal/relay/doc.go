@@ -8,9 +8,10 @@
 // indications both ways (uplink.go, conn.go); the peer → client direction
 // runs in a few epoll loops over many relay sockets (downlink.go), which
 // also read plain TCP clients' connections for the edge (streamread.go).
-// pion still owns the control protocol; the server mirrors its
-// permissions and channels into the fast path's tables (tables.go), so
-// expiry applies to the fast path too. It counts the packets and bytes
+// The fast paths read each allocation's permissions, channels and tally
+// from its bindings.Route; pion still owns the control protocol, and the
+// server mirrors its permissions and channels into the routes (tables.go,
+// routesets.go), so expiry applies to the fast path too. It counts the packets and bytes
 // relayed, and those it had to drop, and keeps pion's late relay goroutine
 // from deleting a client's next allocation (retire.go). RFC 6062 TCP relays
 // hold their ports in the same table as UDP ones, dial Connects with a

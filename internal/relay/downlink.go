@@ -253,12 +253,13 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 	vecBytes, vecCost := 0, 0
 	header := udpHeader(c.key.v6)
 	counters := c.relay.opts.Counters
+	usage := &c.route.Usage
 	for i := d.used; i < d.used+n; i++ {
 		buf, size, from, truncated := d.ring.Datagram(i)
 		switch {
 		case cp == nil:
 			// Not attached yet: nothing can have permitted the peer.
-			c.tally.UnpermittedFrom(counters, size)
+			usage.UnpermittedFrom(counters, size)
 			continue
 		case truncated:
 			c.discard(from, size)
@@ -266,42 +267,38 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 		}
 		// Only what is relayed is charged: junk from a host without a
 		// permission must not spend the allocation's rate.
-		frame, why, ok := c.frameDown(buf, wire.DataIndicationHead6, size, from, cp.stream != nil)
+		frame, why, ok := c.frameDown(buf, wire.DataIndicationHead6, size, from, cp.Stream != nil)
 		if !ok {
 			c.dropFrom(why, size)
 			continue
 		}
 		if !c.fromRate.allow(size+header, c.relay) {
-			c.tally.Limited(counters, false, size)
+			usage.Limited(counters, false, size)
 			continue
 		}
-		switch {
-		case cp.try != nil:
+		if cp.Stream != nil {
 			d.vec = append(d.vec, frame) // written below, all in one go
 			vecBytes += size
 			vecCost += size + header
-		case cp.stream != nil:
-			_, _ = cp.stream.Write(frame) // not reached: stream loops get tryWriters
-			c.tally.FromPeer(counters, 1, size)
-		default:
-			// Handed to the kernel at the round's flush; one it refuses
-			// there is counted as dropped too (flush).
-			if w := d.lane(cp.sock); w != nil && w.Add(frame, cp.addr) == nil {
-				c.tally.FromPeer(counters, 1, size)
-			} else {
-				c.fromRate.refund(size + header)
-				c.dropFrom(traffic.SendError, size)
-			}
+			continue
+		}
+		// Handed to the kernel at the round's flush; one it refuses
+		// there is counted as dropped too (flush).
+		if w := d.lane(c.lane); w != nil && w.Add(frame, cp.Tuple.Client) == nil {
+			usage.FromPeer(counters, 1, size)
+		} else {
+			c.fromRate.refund(size + header)
+			c.dropFrom(traffic.SendError, size)
 		}
 	}
 	if len(d.vec) > 0 {
-		// A TCP client: written now or dropped (its connection is busy
-		// or full), never waited for — one slow client must not stall
-		// the loop's other sockets. Media over a backed-up TCP
+		// A TCP or TLS client: written now or dropped (its connection is
+		// busy or full), never waited for — one slow client must not
+		// stall the loop's other sockets. Media over a backed-up
 		// connection is late anyway. What one read brought is written
 		// with one system call, as one TCP segment where it fits.
-		if cp.try.TryWritev(d.vec) {
-			c.tally.FromPeer(counters, len(d.vec), vecBytes)
+		if cp.Stream.TryWritev(d.vec) {
+			usage.FromPeer(counters, len(d.vec), vecBytes)
 		} else {
 			c.fromRate.refund(vecCost)
 			dropInto(&counters.DroppedToClient[traffic.ClientBusy], len(d.vec), vecBytes)

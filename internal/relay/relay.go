@@ -50,8 +50,7 @@ type Relay struct {
 	// most one of live, held and tcp. tcpByClient finds one by its client.
 	tcp         map[liveKey]*tcpRelay
 	tcpByClient map[clientKey]*tcpRelay
-	up          shardedMap[upKey, upRoute]
-	byClient    shardedMap[clientKey, *Conn] // for Send indications
+	byClient    shardedMap[clientKey, binding] // the uplink's index: a client's route and relay sockets
 
 	// tcpEnded keeps the traffic of RFC 6062 relays whose listener closed
 	// until pion reports their deletion (tcpusage.go); made on first use.

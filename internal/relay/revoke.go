@@ -28,12 +28,8 @@ func (rl *Relay) Revoke(denied func(netip.Addr) bool) (permissions, channels int
 	}
 	var peers []*peerConn
 	for _, r := range rl.tcp {
-		for a := range r.perms {
-			if denied(a) {
-				delete(r.perms, a)
-				permissions++
-			}
-		}
+		p, _ := revokeRoute(r.route, denied)
+		permissions += p
 		for pc := range r.conns {
 			if denied(pc.peer) {
 				peers = append(peers, pc)
@@ -45,46 +41,11 @@ func (rl *Relay) Revoke(denied func(netip.Addr) bool) (permissions, channels int
 		_ = pc.Close()
 	}
 	for _, c := range conns {
-		p, ch := c.revoke(denied)
+		c.bindMu.Lock()
+		p, ch := revokeRoute(c.route, denied)
+		c.bindMu.Unlock()
 		permissions += p
-		channels += len(ch)
-		cp := c.client.Load()
-		if cp == nil {
-			continue
-		}
-		for _, number := range ch {
-			rl.up.del(upKey{client: netaddr.Unmap(cp.addr), server: c.server, number: number}, c)
-		}
-	}
-	return permissions, channels
-}
-
-// revoke drops c's permissions and channels whose peer is denied and
-// returns how many permissions and which channel numbers it dropped.
-func (c *Conn) revoke(denied func(netip.Addr) bool) (permissions int, channels []uint16) {
-	c.bindMu.Lock()
-	defer c.bindMu.Unlock()
-	if old := c.perms.Load(); old != nil {
-		next := make([]netip.Addr, 0, len(*old))
-		for _, a := range *old {
-			if denied(a) {
-				permissions++
-				continue
-			}
-			next = append(next, a)
-		}
-		c.perms.Store(&next)
-	}
-	if old := c.chans.Load(); old != nil {
-		next := make([]channel, 0, len(*old))
-		for _, ch := range *old {
-			if denied(ch.peer.Addr()) {
-				channels = append(channels, ch.number)
-				continue
-			}
-			next = append(next, ch)
-		}
-		c.chans.Store(&next)
+		channels += ch
 	}
 	return permissions, channels
 }

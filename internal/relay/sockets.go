@@ -6,6 +6,7 @@ import (
 	"net"
 	"runtime"
 
+	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/wire"
@@ -50,9 +51,9 @@ func (rl *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, l
 		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 	}
 	port := conn.LocalAddr().(*net.UDPAddr).Port
-	cc := &Conn{Socket: conn, relay: rl, key: liveKey{v6: v6, port: port}, lane: lane,
+	cc := &Conn{Socket: conn, relay: rl, key: liveKey{v6: v6, port: port}, lane: lane, route: &bindings.Route{},
 		txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: wire.DataIndicationHead4}
-	cc.tally.Header = uint64(udpHeader(v6))
+	cc.route.Usage.Header = uint64(udpHeader(v6))
 	if lane != nil {
 		cc.server = rl.serverOf(lane.LocalAddr())
 	}
@@ -125,13 +126,13 @@ func (rl *Relay) forget(c *Conn) {
 	rl.mu.Unlock()
 	rl.releasePartner(c.key)
 	if cp := c.client.Load(); cp != nil {
-		rl.byClient.del(cp.key(c.server), c)
-		if chans := c.chans.Load(); chans != nil {
-			for _, ch := range *chans {
-				rl.up.del(upKey{client: netaddr.Unmap(cp.addr), server: c.server, number: ch.number}, c)
-			}
-		}
+		rl.byClient.del(c.clientKey(cp), c.route)
 	}
+}
+
+// clientKey is the uplink index's key of c's client.
+func (c *Conn) clientKey(cp *bindings.Client) clientKey {
+	return clientKey{client: netaddr.Unmap(cp.Tuple.Client), server: c.server}
 }
 
 // SetDontFragment turns on DF for the live UDP relay socket advertised as relayAddr.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pion/transport/v5/reuseport"
 
+	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/traffic"
 )
@@ -36,8 +37,7 @@ const MaxPendingConnects = 8
 type tcpRelay struct {
 	client    clientKey
 	hasClient bool
-	perms     map[netip.Addr]struct{}
-	chans     map[uint16]struct{}
+	route     *bindings.Route        // permissions, channels and the tally (shared with traffic)
 	pending   int                    // peer connections dialling or waiting for ConnectionBind
 	conns     map[*peerConn]struct{} // open peer connections, for Revoke
 	traffic   *tcpTraffic            // their bytes and rate (tcpusage.go)
@@ -81,7 +81,8 @@ func (rl *Relay) claimTCP(k liveKey) bool {
 	if rl.live[k] != nil || rl.held[k] != nil || rl.tcp[k] != nil {
 		return false
 	}
-	rl.tcp[k] = &tcpRelay{traffic: newTCPTraffic()}
+	route := &bindings.Route{}
+	rl.tcp[k] = &tcpRelay{route: route, traffic: newTCPTraffic(route)}
 	return true
 }
 
