@@ -34,9 +34,13 @@ type Conn struct {
 	route  *bindings.Route
 	client atomic.Pointer[bindings.Client]
 	bindMu sync.Mutex // serialises pion's writers of the route's sets (Permit, BindChannel, Revoke)
-	txids  *rand.PCG  // Data indication transaction IDs; the downlink loop's alone
-	head   int        // bytes in front of the payload when reading: the larger header
-	once   sync.Once
+	// opened: made by Open, so the route's owner keeps the uplink index
+	// (open.go); six: the IPv6 socket of such a route, whose tally is
+	// apart (Tally.Header6).
+	opened, six bool
+	txids       *rand.PCG // Data indication transaction IDs; the downlink loop's alone
+	head        int       // bytes in front of the payload when reading: the larger header
+	once        sync.Once
 
 	// For a UDP or plain TCP client, a downlink loop reads the socket (see downlink.go)
 	// and pion's read loop waits in ReadFrom until done is closed.
@@ -110,7 +114,7 @@ func (c *Conn) readFrom(p []byte) (int, net.Addr, error) {
 				c.route.Usage.Limited(c.relay.opts.Counters, false, n)
 				continue
 			}
-			c.route.Usage.FromPeer(c.relay.opts.Counters, 1, n)
+			c.fromPeer(1, n)
 			copy(p, p[c.head:c.head+n])
 			return n, net.UDPAddrFromAddrPort(from), nil
 		}
@@ -125,7 +129,7 @@ func (c *Conn) readFrom(p []byte) (int, net.Addr, error) {
 			c.route.Usage.Limited(c.relay.opts.Counters, false, n)
 		default:
 			cp.Send(frame)
-			c.route.Usage.FromPeer(c.relay.opts.Counters, 1, n)
+			c.fromPeer(1, n)
 		}
 	}
 }
@@ -211,7 +215,7 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 		}
 		return n, err
 	}
-	c.route.Usage.ToPeer(c.relay.opts.Counters, n)
+	c.toPeer(n)
 	return n, nil
 }
 
@@ -235,7 +239,7 @@ func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
 	}
 	switch {
 	case err == nil:
-		c.route.Usage.ToPeer(c.relay.opts.Counters, len(payload))
+		c.toPeer(len(payload))
 	case errors.Is(err, net.ErrClosed):
 		c.toRate.refund(cost)
 	default:
@@ -243,6 +247,26 @@ func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
 		c.dropTo(traffic.SendError, len(payload))
 	}
 	c.fdMu.RUnlock()
+}
+
+// toPeer and fromPeer count relayed datagrams in the route's tally, the
+// IPv6 socket of an opened route apart.
+//
+// Hot path: no allocation.
+func (c *Conn) toPeer(n int) {
+	if c.six {
+		c.route.Usage.ToPeer6(c.relay.opts.Counters, n)
+		return
+	}
+	c.route.Usage.ToPeer(c.relay.opts.Counters, n)
+}
+
+func (c *Conn) fromPeer(pkts, bytes int) {
+	if c.six {
+		c.route.Usage.FromPeer6(c.relay.opts.Counters, pkts, bytes)
+		return
+	}
+	c.route.Usage.FromPeer(c.relay.opts.Counters, pkts, bytes)
 }
 
 // Close closes the socket once, flushes its traffic tally and forgets it.

@@ -18,6 +18,15 @@
 // deadline and bound the pending ones (tcprelay.go), and count their
 // permissions and channels for the caps (tcpbindings.go).
 //
+// Beside that generator API, Routes (open.go, tcpopen.go) serves turnd's
+// own control plane: Open binds a route's relays, one per family (a
+// dual-stack allocation has an IPv4 and an IPv6 socket, and the uplink
+// sends from the one of the peer's family), Close ends one family or all,
+// and RFC 6062 relays accept peers (Options.PeerArrived) and dial Connects
+// themselves, holding each peer connection for TakePeer. Such a route's
+// downlink runs in the loops whatever its client's transport: a TLS
+// stream's frames, like a TCP one's, are written now or dropped.
+//
 // It must never import pion/turn (pkg/server adapts Relay to pion's
 // RelayAddressGenerator), the gate, the edge, the server, Prometheus or
 // HTTP; it knows nothing about credentials or drains.

@@ -285,7 +285,7 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 		// Handed to the kernel at the round's flush; one it refuses
 		// there is counted as dropped too (flush).
 		if w := d.lane(c.lane); w != nil && w.Add(frame, cp.Tuple.Client) == nil {
-			usage.FromPeer(counters, 1, size)
+			c.fromPeer(1, size)
 		} else {
 			c.fromRate.refund(size + header)
 			c.dropFrom(traffic.SendError, size)
@@ -298,7 +298,7 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 		// connection is late anyway. What one read brought is written
 		// with one system call, as one TCP segment where it fits.
 		if cp.Stream.TryWritev(d.vec) {
-			usage.FromPeer(counters, len(d.vec), vecBytes)
+			c.fromPeer(len(d.vec), vecBytes)
 		} else {
 			c.fromRate.refund(vecCost)
 			dropInto(&counters.DroppedToClient[traffic.ClientBusy], len(d.vec), vecBytes)

@@ -19,7 +19,9 @@ import (
 //
 // RFC 6062 relays lose their mirrored permissions to denied peers, and
 // their peer connections to them are closed (pion then closes the client's
-// data connection); tcpListener.Accept refuses new ones.
+// data connection); tcpListener.Accept refuses new ones. Routes opened
+// with Open keep their sets, which only the allocation table writes: their
+// RFC 6062 peer connections to denied peers are closed all the same.
 func (rl *Relay) Revoke(denied func(netip.Addr) bool) (permissions, channels int) {
 	rl.mu.Lock()
 	conns := make([]*Conn, 0, len(rl.live))
@@ -28,8 +30,10 @@ func (rl *Relay) Revoke(denied func(netip.Addr) bool) (permissions, channels int
 	}
 	var peers []*peerConn
 	for _, r := range rl.tcp {
-		p, _ := revokeRoute(r.route, denied)
-		permissions += p
+		if !r.opened { // an opened route's sets are the table's (Table.Revoke)
+			p, _ := revokeRoute(r.route, denied)
+			permissions += p
+		}
 		for pc := range r.conns {
 			if denied(pc.peer) {
 				peers = append(peers, pc)
@@ -41,6 +45,9 @@ func (rl *Relay) Revoke(denied func(netip.Addr) bool) (permissions, channels int
 		_ = pc.Close()
 	}
 	for _, c := range conns {
+		if c.opened {
+			continue
+		}
 		c.bindMu.Lock()
 		p, ch := revokeRoute(c.route, denied)
 		c.bindMu.Unlock()

@@ -32,17 +32,41 @@ func (rl *Relay) AllocateUDPForStream(network string, port int) (net.PacketConn,
 }
 
 func (rl *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, loop bool) (net.PacketConn, net.Addr, error) {
-	bind, external, v6, err := rl.family(network)
+	cc, external, err := rl.openUDP(udpSpec{network: network, port: requested, lane: lane, loop: loop, route: &bindings.Route{}})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cc, &net.UDPAddr{IP: external, Port: cc.key.port}, nil
+}
+
+// udpSpec is what one relay socket is made for.
+type udpSpec struct {
+	network string // "udp4" or "udp6"
+	port    int    // a held or requested port; 0: any in the range
+	even    bool   // an even port only (EVEN-PORT)
+	lane    *mmsg.Socket
+	loop    bool // a downlink loop reads it
+	route   *bindings.Route
+	// client, when known already (Open), is set before a loop may read
+	// the socket; nil: pion's AttachClient sets it later.
+	client *bindings.Client
+	opened bool
+}
+
+// openUDP binds a relay socket for s and records it as live; it returns
+// the address to advertise.
+func (rl *Relay) openUDP(s udpSpec) (*Conn, net.IP, error) {
+	bind, external, v6, err := rl.family(s.network)
 	if err != nil {
 		return nil, nil, err
 	}
 	var conn *mmsg.Socket
-	if requested != 0 {
-		conn = rl.takeHeld(liveKey{v6: v6, port: requested})
+	if s.port != 0 {
+		conn = rl.takeHeld(liveKey{v6: v6, port: s.port})
 	}
 	if conn == nil {
-		err = rl.eachPort(requested, v6, func(port int) error {
-			c, lerr := listenRelay(network, bind, port)
+		err = rl.eachPort(s.port, v6, s.even, func(port int) error {
+			c, lerr := listenRelay(s.network, bind, port)
 			conn = c
 			return lerr
 		})
@@ -51,21 +75,26 @@ func (rl *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, l
 		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 	}
 	port := conn.LocalAddr().(*net.UDPAddr).Port
-	cc := &Conn{Socket: conn, relay: rl, key: liveKey{v6: v6, port: port}, lane: lane, route: &bindings.Route{},
-		txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: wire.DataIndicationHead4}
-	cc.route.Usage.Header = uint64(udpHeader(v6))
-	if lane != nil {
-		cc.server = rl.serverOf(lane.LocalAddr())
+	cc := &Conn{Socket: conn, relay: rl, key: liveKey{v6: v6, port: port}, lane: s.lane, route: s.route,
+		opened: s.opened, six: s.opened && v6, txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: wire.DataIndicationHead4}
+	if !s.opened {
+		cc.route.Usage.Header = uint64(udpHeader(v6))
+	}
+	if s.lane != nil {
+		cc.server = rl.serverOf(s.lane.LocalAddr())
 	}
 	if v6 {
 		cc.head = wire.DataIndicationHead6
+	}
+	if s.client != nil {
+		cc.client.Store(s.client)
 	}
 	cc.fd = int32(conn.Fd())
 	if cc.raw, err = mmsg.NewRaw(conn); err != nil {
 		_ = conn.Close()
 		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 	}
-	if loop {
+	if s.loop {
 		if err := rl.watch(cc); err != nil {
 			_ = conn.Close()
 			return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
@@ -74,7 +103,7 @@ func (rl *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, l
 	rl.mu.Lock()
 	rl.live[cc.key] = cc
 	rl.mu.Unlock()
-	return cc, &net.UDPAddr{IP: external, Port: port}, nil
+	return cc, external, nil
 }
 
 // watch hands the relay socket of a UDP or plain TCP client's allocation to
@@ -125,7 +154,10 @@ func (rl *Relay) forget(c *Conn) {
 	}
 	rl.mu.Unlock()
 	rl.releasePartner(c.key)
-	if cp := c.client.Load(); cp != nil {
+	switch cp := c.client.Load(); {
+	case c.opened:
+		rl.unindex(c)
+	case cp != nil:
 		rl.byClient.del(c.clientKey(cp), c.route)
 	}
 }

@@ -136,15 +136,7 @@ func (rl *Relay) Channels(t netaddr.FiveTuple) (int, func(uint16) bool, bool) {
 // the fast path's keys, giving it a number the first time (serverID).
 // Called per allocation and per socket or connection, never per packet.
 func (rl *Relay) serverOf(addr net.Addr) serverID {
-	k := netaddr.Of(nil, addr)
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	id, ok := rl.servers[k]
-	if !ok {
-		id = serverID(len(rl.servers) + 1) // 0: none
-		rl.servers[k] = id
-	}
-	return id
+	return rl.serverID(netaddr.Of(nil, addr))
 }
 
 // routeOf finds the route of a client's 5-tuple: a UDP relay's, or an RFC

@@ -1,0 +1,311 @@
+package relay
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/internal/bindings"
+	"github.com/turnd/turnd/internal/traffic"
+)
+
+// sendTo is a Send indication to peer carrying data.
+func sendTo(t testing.TB, peer netip.AddrPort, data []byte) []byte {
+	t.Helper()
+	m, err := stun.Build(stun.TransactionID, stun.NewType(stun.MethodSend, stun.ClassIndication),
+		xorPeer{net.UDPAddrFromAddrPort(peer)},
+		stun.RawAttribute{Type: stun.AttrData, Length: uint16(len(data)), Value: data}, stun.Fingerprint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Raw
+}
+
+// TestRouteChannelDataRoundTrip: a route opened with Open relays
+// ChannelData both ways on loopback by what the route says, with no pion:
+// up to the channel's peer, and the peer's answer back as ChannelData on
+// its number; a peer with a permission only gets a Data indication.
+func TestRouteChannelDataRoundTrip(t *testing.T) {
+	r := newOpenRig(t, dualOptions())
+	got := r.open(t, bindings.Want{Families: bindings.V4})
+	if r.up(channelData(0x4000, []byte("early")), r.clientAP()) {
+		t.Fatal("relayed on a channel the route does not have")
+	}
+	r.bind()
+	if !r.up(channelData(0x4000, []byte("ping")), r.clientAP()) {
+		t.Fatal("ChannelData on the route's channel not relayed")
+	}
+	b, from := read(t, r.peer4)
+	if string(b) != "ping" || from != got.Addr[0] {
+		t.Fatalf("peer got %q from %v, want \"ping\" from %v", b, from, got.Addr[0])
+	}
+	if _, err := r.peer4.WriteToUDPAddrPort([]byte("pong"), got.Addr[0]); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = read(t, r.client)
+	if !bytes.Equal(b, channelData(0x4000, []byte("pong"))) {
+		t.Fatalf("client got % x, want ChannelData 0x4000 \"pong\"", b)
+	}
+
+	r.route.SetChannels(nil) // the channel expired; the permission stays
+	if r.up(channelData(0x4000, []byte("late")), r.clientAP()) {
+		t.Fatal("relayed on an expired channel")
+	}
+	if _, err := r.peer4.WriteToUDPAddrPort([]byte("data"), got.Addr[0]); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = read(t, r.client)
+	var m stun.Message
+	m.Raw = b
+	if err := m.Decode(); err != nil || m.Type != stun.NewType(stun.MethodData, stun.ClassIndication) {
+		t.Fatalf("client got % x (%v), want a Data indication", b, err)
+	}
+	if d, err := m.Get(stun.AttrData); err != nil || string(d) != "data" {
+		t.Fatalf("Data indication carries %q (%v)", d, err)
+	}
+	if u := r.route.Usage.Usage(); u.ToPeerPackets != 1 || u.FromPeerPackets != 2 {
+		t.Fatalf("route usage %+v, want 1 datagram up and 2 down", u)
+	}
+}
+
+// TestUplinkPicksThePeersFamily: a dual-stack route sends to an IPv4 peer
+// from its IPv4 relay and to an IPv6 peer from its IPv6 relay, for
+// ChannelData and Send indications alike, and answers come back from each.
+func TestUplinkPicksThePeersFamily(t *testing.T) {
+	r := newOpenRig(t, dualOptions())
+	got := r.open(t, bindings.Want{Families: bindings.Both})
+	r.bind()
+	for i, c := range []struct {
+		number uint16
+		peer   *net.UDPConn
+	}{{0x4000, r.peer4}, {0x4001, r.peer6}} {
+		if !r.up(channelData(c.number, []byte("cd")), r.clientAP()) {
+			t.Fatalf("channel %#x not relayed", c.number)
+		}
+		if b, from := read(t, c.peer); string(b) != "cd" || from != got.Addr[i] {
+			t.Fatalf("channel %#x: peer got %q from %v, want from %v", c.number, b, from, got.Addr[i])
+		}
+		if !r.up(sendTo(t, udpAP(c.peer), []byte("si")), r.clientAP()) {
+			t.Fatalf("Send to %v not relayed", udpAP(c.peer))
+		}
+		if b, from := read(t, c.peer); string(b) != "si" || from != got.Addr[i] {
+			t.Fatalf("Send: peer got %q from %v, want from %v", b, from, got.Addr[i])
+		}
+		if _, err := c.peer.WriteToUDPAddrPort([]byte("back"), got.Addr[i]); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := read(t, r.client); !bytes.Equal(b, channelData(c.number, []byte("back"))) {
+			t.Fatalf("client got % x, want ChannelData %#x \"back\"", b, c.number)
+		}
+	}
+}
+
+// TestCloseOneFamily: closing one family of a dual-stack route stops its
+// relay at once and leaves the other relaying; closing the rest forgets
+// the route.
+func TestCloseOneFamily(t *testing.T) {
+	r := newOpenRig(t, dualOptions())
+	got := r.open(t, bindings.Want{Families: bindings.Both})
+	r.bind()
+	r.routes.Close(r.route, bindings.V6)
+	if r.up(channelData(0x4001, []byte("x")), r.clientAP()) {
+		t.Fatal("relayed to an IPv6 peer after the IPv6 relay closed")
+	}
+	if r.rl.liveCount() != 1 {
+		t.Fatalf("%d live sockets after closing IPv6, want 1", r.rl.liveCount())
+	}
+	if !r.up(channelData(0x4000, []byte("v4")), r.clientAP()) {
+		t.Fatal("the IPv4 relay stopped with the IPv6 one")
+	}
+	if b, from := read(t, r.peer4); string(b) != "v4" || from != got.Addr[0] {
+		t.Fatalf("peer got %q from %v", b, from)
+	}
+	r.routes.Close(r.route, bindings.V4)
+	if r.up(channelData(0x4000, []byte("x")), r.clientAP()) {
+		t.Fatal("relayed after the route closed")
+	}
+	r.rl.mu.Lock()
+	left := len(r.rl.routes) + len(r.rl.live)
+	r.rl.mu.Unlock()
+	if _, indexed := r.rl.byClient.get(clientKey{client: r.clientAP(), server: r.rl.serverOf(r.lane.LocalAddr())}); indexed || left != 0 {
+		t.Fatalf("after closing both: indexed %v, %d routes or sockets left", indexed, left)
+	}
+}
+
+// busyStream is a TLS client's stream whose connection never has room:
+// TryWritev refuses every batch and reports it; Write would block, which
+// the downlink must never call.
+type busyStream struct {
+	tries   chan int
+	wrote   chan struct{}
+	once    sync.Once
+	release chan struct{} // closed as the test ends
+}
+
+func (s *busyStream) Write(b []byte) (int, error) {
+	s.once.Do(func() { close(s.wrote) })
+	<-s.release // a TLS write to a client that does not read, until the test ends
+	return len(b), nil
+}
+
+func (s *busyStream) TryWritev(frames [][]byte) bool {
+	s.tries <- len(frames)
+	return false
+}
+
+func (s *busyStream) Idle(bool)                    {}
+func (s *busyStream) Pipe(peer io.ReadWriteCloser) {}
+func (s *busyStream) Close() error                 { return nil }
+
+// TestTLSDownlinkNeverWaits: a TLS client's downlink goes through the
+// loop's TryWritev like a plain TCP client's: a busy connection drops the
+// datagram, counted as client_busy, and the loop goes on serving others.
+func TestTLSDownlinkNeverWaits(t *testing.T) {
+	r := newOpenRig(t, dualOptions())
+	r.open(t, bindings.Want{Families: bindings.V4})
+	r.bind()
+	s := &busyStream{tries: make(chan int, 16), wrote: make(chan struct{}), release: make(chan struct{})}
+	tls := &bindings.Route{Client: bindings.Client{TLS: true, Stream: s}}
+	tls.Client.Tuple = r.route.Client.Tuple
+	tls.Client.Tuple.TCP = true
+	tlsGot, err := r.routes.Open(tls, bindings.Want{Families: bindings.V4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.routes.Close(tls, bindings.Both) })
+	t.Cleanup(func() { close(s.release) }) // first: a planted Write must not hold the loop past the test
+	tls.SetPermissions([]netip.Addr{udpAP(r.peer4).Addr()})
+	tls.SetChannels([]bindings.Channel{{Number: 0x4000, Peer: udpAP(r.peer4)}})
+
+	const n = 5
+	for i := 0; i < n; i++ {
+		if _, err := r.peer4.WriteToUDPAddrPort([]byte("busy"), tlsGot.Addr[0]); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-s.tries:
+		case <-s.wrote:
+			t.Fatal("the downlink called Write on a TLS stream: it may wait")
+		case <-time.After(5 * time.Second):
+			t.Fatal("the downlink never tried the TLS stream")
+		}
+		// The same loop serves the UDP client meanwhile.
+		if _, err := r.peer4.WriteToUDPAddrPort([]byte("udp"), r.udpRelayed(t)); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := read(t, r.client); !bytes.Equal(b, channelData(0x4000, []byte("udp"))) {
+			t.Fatalf("the UDP client got % x", b)
+		}
+	}
+	busy := r.rl.Counters().DroppedToClient[traffic.ClientBusy].Packets.Load()
+	if busy != n {
+		t.Fatalf("client_busy counted %d, want %d", busy, n)
+	}
+	if u := tls.Usage.Usage(); u.FromPeerPackets != 0 {
+		t.Fatalf("TLS route counted %d datagrams relayed that were dropped", u.FromPeerPackets)
+	}
+}
+
+// udpRelayed is the rig's own route's IPv4 relayed address.
+func (r *openRig) udpRelayed(t testing.TB) netip.AddrPort {
+	t.Helper()
+	r.rl.mu.Lock()
+	defer r.rl.mu.Unlock()
+	c := r.rl.routes[r.route].socks[0]
+	return netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(c.key.port))
+}
+
+// TestRoutePerPacketPathsDoNotAllocate guards the route-driven hot paths:
+// ChannelData and Send up to a peer of either family of a dual-stack route,
+// and the downlink back, cost no heap allocation.
+func TestRoutePerPacketPathsDoNotAllocate(t *testing.T) {
+	r := newOpenRig(t, dualOptions())
+	got := r.open(t, bindings.Want{Families: bindings.Both})
+	r.bind()
+	client := r.clientAP()
+	up6 := channelData(0x4001, make([]byte, 160))
+	send6 := sendTo(t, udpAP(r.peer6), make([]byte, 160))
+	if a := testing.AllocsPerRun(200, func() {
+		if !r.up(up6, client) || !r.up(send6, client) {
+			t.Fatal("not relayed")
+		}
+	}); a != 0 {
+		t.Errorf("uplink: %v allocations per packet", a)
+	}
+	// The loop's allocations count too: AllocsPerRun counts every goroutine's.
+	const batch = 50
+	payload := make([]byte, 160)
+	buf := make([]byte, 1600)
+	_ = r.client.SetReadDeadline(time.Now().Add(10 * time.Second))
+	allocs := testing.AllocsPerRun(10, func() {
+		for i := 0; i < batch; i++ {
+			if _, err := r.peer6.WriteToUDPAddrPort(payload, got.Addr[1]); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := r.client.Read(buf); err != nil || n != 4+len(payload) || binary.BigEndian.Uint16(buf) != 0x4001 {
+				t.Fatalf("client read %d bytes (%v)", n, err)
+			}
+		}
+	})
+	if perPacket := allocs / batch; perPacket >= 0.1 {
+		t.Errorf("downlink: %.2f allocations per packet", perPacket)
+	}
+}
+
+// TestRevokeLeavesOpenedRoutesToTheTable: a reload's Revoke rewrites the
+// sets pion's events fed, never an opened route's, whose only writer is
+// the allocation table.
+func TestRevokeLeavesOpenedRoutesToTheTable(t *testing.T) {
+	r := newOpenRig(t, dualOptions())
+	r.open(t, bindings.Want{Families: bindings.Both})
+	r.bind()
+	if p, c := r.rl.Revoke(func(netip.Addr) bool { return true }); p != 0 || c != 0 {
+		t.Fatalf("Revoke removed %d permissions and %d channels of an opened route", p, c)
+	}
+	if len(r.route.Permissions()) != 2 || len(r.route.Channels()) != 2 {
+		t.Fatalf("the route's sets changed: %v, %v", r.route.Permissions(), r.route.Channels())
+	}
+}
+
+// BenchmarkUplinkRouteChannelData is BenchmarkUplinkChannelData on an
+// opened dual-stack route, to its IPv6 peer.
+func BenchmarkUplinkRouteChannelData(b *testing.B) {
+	r := newOpenRig(b, dualOptions())
+	r.open(b, bindings.Want{Families: bindings.Both})
+	r.bind()
+	client := r.clientAP()
+	pkt := channelData(0x4001, make([]byte, 160))
+	b.ReportAllocs()
+	b.SetBytes(160)
+	for b.Loop() {
+		r.up(pkt, client)
+	}
+}
+
+// BenchmarkDownlinkRouteChannelData is BenchmarkDownlinkChannelData on an
+// opened dual-stack route, from its IPv6 peer.
+func BenchmarkDownlinkRouteChannelData(b *testing.B) {
+	r := newOpenRig(b, dualOptions())
+	got := r.open(b, bindings.Want{Families: bindings.Both})
+	r.bind()
+	payload := make([]byte, 160)
+	buf := make([]byte, 1600)
+	_ = r.client.SetReadDeadline(time.Now().Add(time.Minute))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(payload)))
+	for b.Loop() {
+		if _, err := r.peer6.WriteToUDPAddrPort(payload, got.Addr[1]); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.client.Read(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
