@@ -3,17 +3,14 @@ package relay
 import (
 	"bytes"
 	"encoding/binary"
-	"io"
 	"net"
 	"net/netip"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/bindings"
-	"github.com/turnd/turnd/internal/traffic"
 )
 
 // sendTo is a Send indication to peer carrying data.
@@ -136,80 +133,6 @@ func TestCloseOneFamily(t *testing.T) {
 	r.rl.mu.Unlock()
 	if _, indexed := r.rl.byClient.get(clientKey{client: r.clientAP(), server: r.rl.serverOf(r.lane.LocalAddr())}); indexed || left != 0 {
 		t.Fatalf("after closing both: indexed %v, %d routes or sockets left", indexed, left)
-	}
-}
-
-// busyStream is a TLS client's stream whose connection never has room:
-// TryWritev refuses every batch and reports it; Write would block, which
-// the downlink must never call.
-type busyStream struct {
-	tries   chan int
-	wrote   chan struct{}
-	once    sync.Once
-	release chan struct{} // closed as the test ends
-}
-
-func (s *busyStream) Write(b []byte) (int, error) {
-	s.once.Do(func() { close(s.wrote) })
-	<-s.release // a TLS write to a client that does not read, until the test ends
-	return len(b), nil
-}
-
-func (s *busyStream) TryWritev(frames [][]byte) bool {
-	s.tries <- len(frames)
-	return false
-}
-
-func (s *busyStream) Idle(bool)                    {}
-func (s *busyStream) Pipe(peer io.ReadWriteCloser) {}
-func (s *busyStream) Close() error                 { return nil }
-
-// TestTLSDownlinkNeverWaits: a TLS client's downlink goes through the
-// loop's TryWritev like a plain TCP client's: a busy connection drops the
-// datagram, counted as client_busy, and the loop goes on serving others.
-func TestTLSDownlinkNeverWaits(t *testing.T) {
-	r := newOpenRig(t, dualOptions())
-	r.open(t, bindings.Want{Families: bindings.V4})
-	r.bind()
-	s := &busyStream{tries: make(chan int, 16), wrote: make(chan struct{}), release: make(chan struct{})}
-	tls := &bindings.Route{Client: bindings.Client{TLS: true, Stream: s}}
-	tls.Client.Tuple = r.route.Client.Tuple
-	tls.Client.Tuple.TCP = true
-	tlsGot, err := r.routes.Open(tls, bindings.Want{Families: bindings.V4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.routes.Close(tls, bindings.Both) })
-	t.Cleanup(func() { close(s.release) }) // first: a planted Write must not hold the loop past the test
-	tls.SetPermissions([]netip.Addr{udpAP(r.peer4).Addr()})
-	tls.SetChannels([]bindings.Channel{{Number: 0x4000, Peer: udpAP(r.peer4)}})
-
-	const n = 5
-	for i := 0; i < n; i++ {
-		if _, err := r.peer4.WriteToUDPAddrPort([]byte("busy"), tlsGot.Addr[0]); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-s.tries:
-		case <-s.wrote:
-			t.Fatal("the downlink called Write on a TLS stream: it may wait")
-		case <-time.After(5 * time.Second):
-			t.Fatal("the downlink never tried the TLS stream")
-		}
-		// The same loop serves the UDP client meanwhile.
-		if _, err := r.peer4.WriteToUDPAddrPort([]byte("udp"), r.udpRelayed(t)); err != nil {
-			t.Fatal(err)
-		}
-		if b, _ := read(t, r.client); !bytes.Equal(b, channelData(0x4000, []byte("udp"))) {
-			t.Fatalf("the UDP client got % x", b)
-		}
-	}
-	busy := r.rl.Counters().DroppedToClient[traffic.ClientBusy].Packets.Load()
-	if busy != n {
-		t.Fatalf("client_busy counted %d, want %d", busy, n)
-	}
-	if u := tls.Usage.Usage(); u.FromPeerPackets != 0 {
-		t.Fatalf("TLS route counted %d datagrams relayed that were dropped", u.FromPeerPackets)
 	}
 }
 
