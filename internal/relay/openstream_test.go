@@ -155,3 +155,76 @@ func TestRouteStreamRoundTrip(t *testing.T) {
 		t.Fatalf("client read % x (%v), want % x", b, err, want)
 	}
 }
+
+// TestReadyMayCallTheRelayInline: a TCP client's connection read by the
+// loop of its allocation may be answered inline, and the handler may then
+// open an allocation or close the very one whose socket this loop serves
+// (a Refresh with lifetime 0): neither waits for the loop's own lock.
+func TestReadyMayCallTheRelayInline(t *testing.T) {
+	r := newOpenRig(t, dualOptions())
+	r.open(t, bindings.Want{Families: bindings.V4})
+	r.rl.mu.Lock()
+	loop := Loop{d: r.rl.routes[r.route].socks[0].loop}
+	r.rl.mu.Unlock()
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.DialTCP("tcp4", nil, ln.Addr().(*net.TCPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.AcceptTCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	raw, err := mmsg.NewRaw(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &bindings.Route{Client: r.route.Client}
+	other.Client.Tuple.Client = netip.AddrPortFrom(other.Client.Tuple.Client.Addr(), other.Client.Tuple.Client.Port()+1)
+	defer r.routes.Close(other, bindings.Both)
+	done := make(chan string, 4)
+	ready := func() bool {
+		buf := make([]byte, 16)
+		n, err := raw.TryRead(buf)
+		if err != nil || n == 0 {
+			return err == nil
+		}
+		switch string(buf[:n]) {
+		case "open":
+			if _, err := r.routes.Open(other, bindings.Want{Families: bindings.V4}); err != nil {
+				done <- err.Error()
+				return true
+			}
+		case "close":
+			r.routes.Close(r.route, bindings.Both)
+		}
+		done <- string(buf[:n])
+		return true
+	}
+	if err := loop.Watch(raw.Fd(), ready, func() {}); err != nil {
+		t.Fatal(err)
+	}
+	defer loop.Unwatch(raw.Fd())
+	for _, req := range []string{"open", "close"} {
+		if _, err := client.Write([]byte(req)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-done:
+			if got != req {
+				t.Fatalf("%s inline: %s", req, got)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s inline never returned: the loop waits for itself", req)
+		}
+	}
+	if r.rl.liveCount() != 1 {
+		t.Fatalf("%d live sockets, want the other route's only", r.rl.liveCount())
+	}
+}
