@@ -132,10 +132,13 @@ func (rl *Relay) openFamily(r *bindings.Route, w bindings.Want, f bindings.Famil
 		if err != nil {
 			return netip.AddrPort{}, 0, refusal(err)
 		}
+		if err := rl.watchPeers(r, l); err != nil {
+			_ = l.Close()
+			return netip.AddrPort{}, 0, err
+		}
 		rl.mu.Lock()
 		o.tcp[f.Index()] = l
 		rl.mu.Unlock()
-		go rl.servePeers(r, l)
 		return addr, 0, nil
 	}
 	s := udpSpec{network: udpNetwork(v6), port: w.Port, even: w.Even, lane: lane, loop: true, route: r,

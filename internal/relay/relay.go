@@ -37,7 +37,8 @@ type Options struct {
 	// admitted it (permission, Options.Forbidden, the pending bound): it
 	// returns the CONNECTION-ID the client is offered, or false to refuse
 	// the peer. The peer then waits for TakePeer. nil: every peer is
-	// refused.
+	// refused. It runs in a downlink loop: it must not block, nor close r
+	// itself (Routes.Close would wait for it to return).
 	PeerArrived func(r *bindings.Route, peer netip.AddrPort) (id uint32, ok bool)
 	// Panicked is told of a panic recovered in a downlink loop; the loop
 	// dropped the descriptor it was handling and carried on. nil: none.

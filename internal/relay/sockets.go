@@ -109,6 +109,21 @@ func (rl *Relay) openUDP(s udpSpec) (*Conn, net.IP, error) {
 // watch hands the relay socket of a UDP or plain TCP client's allocation to
 // a downlink loop, round robin.
 func (rl *Relay) watch(c *Conn) error {
+	d, err := rl.pickLoop()
+	if err != nil {
+		return err
+	}
+	c.done = make(chan struct{})
+	if err := d.add(c); err != nil {
+		return err
+	}
+	c.loop = d
+	return nil
+}
+
+// pickLoop starts the downlink loops on first use and picks one, round
+// robin.
+func (rl *Relay) pickLoop() (*downlink, error) {
 	rl.loopsOnce.Do(func() {
 		for range downlinkLoops(runtime.GOMAXPROCS(0)) {
 			d, err := newDownlink(rl)
@@ -119,16 +134,13 @@ func (rl *Relay) watch(c *Conn) error {
 			rl.loops = append(rl.loops, d)
 		}
 	})
-	if rl.loopsErr != nil {
-		return rl.loopsErr
+	switch {
+	case rl.loopsErr != nil:
+		return nil, rl.loopsErr
+	case len(rl.loops) == 0:
+		return nil, net.ErrClosed // the relay closed before any loop started
 	}
-	d := rl.loops[int(rl.nextLoop.Add(1))%len(rl.loops)]
-	c.done = make(chan struct{})
-	if err := d.add(c); err != nil {
-		return err
-	}
-	c.loop = d
-	return nil
+	return rl.loops[int(rl.nextLoop.Add(1))%len(rl.loops)], nil
 }
 
 // conn finds the live UDP relay socket advertised as relayAddr.

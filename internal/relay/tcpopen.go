@@ -1,10 +1,15 @@
 package relay
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
+	"os"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/netaddr"
@@ -32,24 +37,73 @@ func (p *waitingPeer) drop() {
 	_ = p.conn.Close()
 }
 
-// servePeers accepts peers on l until it closes. tcpListener.Accept
-// admits them (Options.Forbidden, the route's permission, the pending
-// bound); PeerArrived gives each its CONNECTION-ID (RFC 6062 §5.3).
-func (rl *Relay) servePeers(r *bindings.Route, l *tcpListener) {
-	for {
-		c, err := l.Accept()
+// acceptor accepts the peers of an opened route's RFC 6062 listener in a
+// downlink loop: the listening socket's readiness wakes the loop, so a
+// TCP allocation costs no goroutine while no peer comes.
+type acceptor struct {
+	rl *Relay
+	r  *bindings.Route
+	l  *tcpListener
+	fd int
+}
+
+// watchPeers has a loop accept r's peers on l.
+func (rl *Relay) watchPeers(r *bindings.Route, l *tcpListener) error {
+	d, err := rl.pickLoop()
+	if err != nil {
+		return err
+	}
+	raw, err := l.Listener.(*net.TCPListener).SyscallConn()
+	if err != nil {
+		return fmt.Errorf("watch tcp relay: %w", err)
+	}
+	a := &acceptor{rl: rl, r: r, l: l, fd: -1}
+	if err := raw.Control(func(fd uintptr) { a.fd = int(fd) }); err != nil {
+		return fmt.Errorf("watch tcp relay: %w", err)
+	}
+	loop := Loop{d: d}
+	l.unwatch = func() { loop.Unwatch(a.fd) }
+	return loop.Watch(a.fd, a.ready, func() {})
+}
+
+// ready accepts what waits, a few at a time (level-triggered: the rest
+// come next pass). tcpListener.admit admits each (Options.Forbidden, the
+// route's permission, the pending bound); PeerArrived gives it its
+// CONNECTION-ID (RFC 6062 §5.3). A failing listener leaves the loop, as an
+// accept loop would end: left in, it would be ready at every pass.
+func (a *acceptor) ready() bool {
+	for range perSocket {
+		nfd, _, err := unix.Accept4(a.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		switch {
+		case errors.Is(err, unix.EAGAIN):
+			return true
+		case errors.Is(err, unix.EINTR), errors.Is(err, unix.ECONNABORTED):
+			continue
+		case err != nil:
+			return false
+		}
+		f := os.NewFile(uintptr(nfd), "relay-peer")
+		c, err := net.FileConn(f) // a duplicate, in the runtime's poller
+		_ = f.Close()
 		if err != nil {
-			return // closed: the route's family ended
+			continue
 		}
-		pc := c.(*peerConn)
-		var id uint32
-		ok := false
-		if rl.opts.PeerArrived != nil {
-			id, ok = rl.opts.PeerArrived(r, netaddr.AddrPort(pc.RemoteAddr()))
+		if pc := a.l.admit(c); pc != nil {
+			a.offer(pc)
 		}
-		if !ok || !rl.hold(r, id, pc) {
-			_ = pc.Close()
-		}
+	}
+	return true
+}
+
+// offer asks PeerArrived for pc's CONNECTION-ID and holds it for TakePeer.
+func (a *acceptor) offer(pc *peerConn) {
+	var id uint32
+	ok := false
+	if a.rl.opts.PeerArrived != nil {
+		id, ok = a.rl.opts.PeerArrived(a.r, netaddr.AddrPort(pc.RemoteAddr()))
+	}
+	if !ok || !a.rl.hold(a.r, id, pc) {
+		_ = pc.Close()
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -157,4 +158,26 @@ func TestPeerArrived(t *testing.T) {
 	refused := dialFrom(t, "127.0.0.1", relayed)
 	<-arrived
 	wantClosed(t, refused, "a peer PeerArrived refused")
+}
+
+// TestOpenTCPCostsNoGoroutine: an RFC 6062 relay's listener is watched by
+// a downlink loop, so TCP allocations waiting for peers hold no goroutine
+// each; closing them leaves none behind.
+func TestOpenTCPCostsNoGoroutine(t *testing.T) {
+	rl := tcpTestRelay(t, 8, Options{})
+	openTCP(t, rl) // starts the loops
+	before := runtime.NumGoroutine()
+	routes := make([]*bindings.Route, 5)
+	for i := range routes {
+		routes[i], _ = openTCP(t, rl)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines with %d more TCP allocations, %d before", n, len(routes), before)
+	}
+	for _, r := range routes {
+		rl.Routes().Close(r, bindings.Both)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines after closing them, %d before", n, before)
+	}
 }

@@ -131,6 +131,9 @@ type tcpListener struct {
 	rl   *Relay
 	key  liveKey
 	once sync.Once
+	// unwatch takes an opened route's listener out of the loop that
+	// accepts its peers (tcpopen.go); nil for pion's, which pion accepts.
+	unwatch func()
 }
 
 // Accept returns the next peer connection pion may offer its client
@@ -145,14 +148,22 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, refused := l.rl.admitPeer(l.key, c.RemoteAddr())
-		if r == nil {
-			l.rl.opts.Counters.PeerConnsRefused[refused].Add(1)
-			_ = c.Close()
-			continue
+		if pc := l.admit(c); pc != nil {
+			return pc, nil
 		}
-		return l.rl.adopt(l.key, r, c), nil
 	}
+}
+
+// admit returns a peer's connection counted on its allocation, or closes
+// it and counts why it was refused (nil).
+func (l *tcpListener) admit(c net.Conn) *peerConn {
+	r, refused := l.rl.admitPeer(l.key, c.RemoteAddr())
+	if r == nil {
+		l.rl.opts.Counters.PeerConnsRefused[refused].Add(1)
+		_ = c.Close()
+		return nil
+	}
+	return l.rl.adopt(l.key, r, c)
 }
 
 // admitPeer counts a peer's connection to the relay of k against its
@@ -185,7 +196,12 @@ func (rl *Relay) forbiddenTCP(addr net.Addr) bool {
 }
 
 func (l *tcpListener) Close() error {
-	l.once.Do(func() { l.rl.releaseTCP(l.key) })
+	l.once.Do(func() {
+		if l.unwatch != nil {
+			l.unwatch() // before the descriptor closes: see Loop.Unwatch
+		}
+		l.rl.releaseTCP(l.key)
+	})
 	return l.Listener.Close()
 }
 
