@@ -63,8 +63,9 @@ type Conn struct {
 	cut atomic.Bool
 
 	// toRate and fromRate hold each direction to limits.max_bps and
-	// limits.user_total_bps.
-	toRate, fromRate limit
+	// limits.user_total_bps: the allocation's, which both relay sockets of
+	// a dual-stack route share.
+	toRate, fromRate *limit
 }
 
 // ReadFrom hands pion what the fast path does not relay itself.

@@ -23,10 +23,11 @@ func (rl *Relay) Routes() Routes { return Routes{rl: rl} }
 
 // opened is what Open made for one route; under Relay.mu.
 type opened struct {
-	key   clientKey
-	socks [2]*Conn        // UDP relays, by Families.Index
-	tcp   [2]*tcpListener // RFC 6062 listeners, by Families.Index
-	peers map[uint32]*waitingPeer
+	key      clientKey
+	to, from limit           // the UDP relays' rates, one per allocation whatever its families
+	socks    [2]*Conn        // UDP relays, by Families.Index
+	tcp      [2]*tcpListener // RFC 6062 listeners, by Families.Index
+	peers    map[uint32]*waitingPeer
 }
 
 func (o *opened) empty() bool {
@@ -142,7 +143,7 @@ func (rl *Relay) openFamily(r *bindings.Route, w bindings.Want, f bindings.Famil
 		return addr, 0, nil
 	}
 	s := udpSpec{network: udpNetwork(v6), port: w.Port, even: w.Even, lane: lane, loop: true, route: r,
-		client: &r.Client, opened: true}
+		client: &r.Client, opened: true, to: &o.to, from: &o.from}
 	var (
 		c        *Conn
 		external net.IP

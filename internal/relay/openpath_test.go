@@ -232,3 +232,26 @@ func BenchmarkDownlinkRouteChannelData(b *testing.B) {
 		}
 	}
 }
+
+// TestDualStackRouteSharesItsRate: limits.max_bps holds an allocation, not
+// each of its relay sockets: set through either relayed address, it is
+// one budget for the IPv4 and the IPv6 relay together.
+func TestDualStackRouteSharesItsRate(t *testing.T) {
+	r := newOpenRig(t, dualOptions())
+	r.rl.clock = func() time.Duration { return time.Hour } // stopped: nothing refills
+	got := r.open(t, bindings.Want{Families: bindings.Both})
+	r.bind()
+	// 10 kB/s: the 100 ms burst passes 1000 bytes, two datagrams of 400
+	// bytes and their headers, and a third that starts inside it.
+	if err := r.rl.SetRate(net.UDPAddrFromAddrPort(got.Addr[1]), 80_000); err != nil {
+		t.Fatal(err)
+	}
+	payload := make([]byte, 400)
+	for i := 0; i < 4; i++ {
+		r.up(channelData(0x4000, payload), r.clientAP())
+		r.up(channelData(0x4001, payload), r.clientAP())
+	}
+	if u := r.route.Usage.Usage(); u.ToPeerPackets != 3 || u.RateLimited != 5 {
+		t.Fatalf("usage %+v: want 3 datagrams relayed and 5 held back by the one rate", u)
+	}
+}

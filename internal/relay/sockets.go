@@ -51,6 +51,9 @@ type udpSpec struct {
 	// the socket; nil: pion's AttachClient sets it later.
 	client *bindings.Client
 	opened bool
+	// to and from are the allocation's rates, shared by its sockets;
+	// nil: the socket's own.
+	to, from *limit
 }
 
 // openUDP binds a relay socket for s and records it as live; it returns
@@ -79,6 +82,10 @@ func (rl *Relay) openUDP(s udpSpec) (*Conn, net.IP, error) {
 		opened: s.opened, six: s.opened && v6, txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: wire.DataIndicationHead4}
 	if !s.opened {
 		cc.route.Usage.Header = uint64(udpHeader(v6))
+	}
+	cc.toRate, cc.fromRate = s.to, s.from
+	if cc.toRate == nil {
+		cc.toRate, cc.fromRate = &limit{}, &limit{}
 	}
 	if s.lane != nil {
 		cc.server = rl.serverOf(s.lane.LocalAddr())
