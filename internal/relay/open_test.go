@@ -2,6 +2,7 @@ package relay
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/netip"
 	"testing"
@@ -10,6 +11,16 @@ import (
 	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/mmsg"
 )
+
+// Routes is what pkg/turn's Relays names (docs/control-plane.md 2.5): a
+// change of these signatures is a change of that interface.
+var _ interface {
+	Open(r *bindings.Route, w bindings.Want) (bindings.Relayed, error)
+	Close(r *bindings.Route, f bindings.Families)
+	Unhold(port int, v6 bool)
+	Connect(r *bindings.Route, peer netip.AddrPort, id uint32, done func(error)) error
+	TakePeer(r *bindings.Route, id uint32) (io.ReadWriteCloser, bool)
+} = Routes{}
 
 // openRig is a route the control plane would open: a UDP client on an
 // IPv4 lane, and a peer of each family. No pion anywhere: the test writes
