@@ -42,7 +42,9 @@ var families = [2]bindings.Families{bindings.V4, bindings.V6}
 // w.Families (or, with w.TCP, one RFC 6062 listener), bound in the port
 // range, read by a downlink loop and found by the uplink from r.Client.
 // w.Port takes a held reservation port, w.Even an even port, w.Reserve
-// an even port with the next one held (for the first family served);
+// an even port with the next one held (Relayed.Held: of the IPv4 address,
+// or of the IPv6 one when it is the only family asked; none when that
+// family is refused);
 // w.DontFragment sets DF. A family it cannot open is reported in
 // Relayed.Refused (bindings.ErrNoFamily, bindings.ErrNoPort) while the
 // others open; the error is for a route none of whose families opened.
@@ -59,12 +61,14 @@ func (v Routes) Open(r *bindings.Route, w bindings.Want) (bindings.Relayed, erro
 	if !w.TCP {
 		r.Usage.Header, r.Usage.Header6 = udpHeader4, udpHeader6 // before a socket exists
 	}
-	reserve := w.Reserve
 	var first error
 	for i, f := range families {
 		if !w.Families.Has(f) {
 			continue
 		}
+		// R=1 reserves for the IPv4 address of a dual allocation (section
+		// 3 of docs/control-plane.md), for the IPv6 one only when alone.
+		reserve := w.Reserve && (f == bindings.V4 || !w.Families.Has(bindings.V4))
 		addr, held, err := rl.openFamily(r, w, f, lane, reserve, o)
 		if err != nil {
 			out.Refused[i] = err
@@ -73,10 +77,7 @@ func (v Routes) Open(r *bindings.Route, w bindings.Want) (bindings.Relayed, erro
 			}
 			continue
 		}
-		out.Addr[i] = addr
-		if held != 0 {
-			out.Held, reserve = held, false
-		}
+		out.Addr[i], out.Held = addr, max(out.Held, held)
 	}
 	rl.mu.Lock()
 	defer rl.mu.Unlock()

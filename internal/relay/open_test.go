@@ -238,3 +238,22 @@ func TestOpenEvenPortOnly(t *testing.T) {
 		t.Fatalf("without EVEN-PORT: %v, want port %d", got.Addr[0], even+1)
 	}
 }
+
+// TestReserveIsForTheIPv4Address: EVEN-PORT R=1 on a dual allocation
+// holds the partner of the IPv4 port and keeps the IPv6 one even; alone,
+// an IPv6 allocation holds its own partner.
+func TestReserveIsForTheIPv4Address(t *testing.T) {
+	r := newOpenRig(t, dualOptions())
+	got := r.open(t, bindings.Want{Families: bindings.Both, Even: true, Reserve: true})
+	if p4 := int(got.Addr[0].Port()); got.Held != p4+1 || !r.rl.inUse(false, p4+1) {
+		t.Fatalf("dual R=1: %+v; want the IPv4 port's partner held", got)
+	}
+	if p6 := got.Addr[1].Port(); p6%2 != 0 || r.rl.inUse(true, int(p6)+1) {
+		t.Fatalf("dual R=1: IPv6 port %d, want even and its partner not held", p6)
+	}
+	r.routes.Close(r.route, bindings.Both)
+	got = r.open(t, bindings.Want{Families: bindings.V6, Reserve: true})
+	if p6 := int(got.Addr[1].Port()); got.Held != p6+1 || !r.rl.inUse(true, p6+1) {
+		t.Fatalf("IPv6 alone R=1: %+v; want its partner held", got)
+	}
+}
