@@ -24,10 +24,10 @@ func (rl *Relay) Routes() Routes { return Routes{rl: rl} }
 // opened is what Open made for one route; under Relay.mu.
 type opened struct {
 	key      clientKey
-	to, from limit           // the UDP relays' rates, one per allocation whatever its families
-	socks    [2]*Conn        // UDP relays, by Families.Index
-	tcp      [2]*tcpListener // RFC 6062 listeners, by Families.Index
-	peers    map[uint32]*waitingPeer
+	to, from limit                // the UDP relays' rates, one per allocation whatever its families
+	socks    [2]*Conn             // UDP relays, by Families.Index
+	tcp      [2]*tcpListener      // RFC 6062 listeners, by Families.Index
+	peers    map[uint32]*peerConn // RFC 6062 peers waiting for TakePeer
 }
 
 func (o *opened) empty() bool {
@@ -183,7 +183,7 @@ func (v Routes) Close(r *bindings.Route, f bindings.Families) {
 	rl := v.rl
 	var socks []*Conn
 	var lns []*tcpListener
-	var peers map[uint32]*waitingPeer
+	var peers map[uint32]*peerConn
 	rl.mu.Lock()
 	o := rl.routes[r]
 	if o == nil {
@@ -215,8 +215,8 @@ func (v Routes) Close(r *bindings.Route, f bindings.Families) {
 	for _, l := range lns {
 		_ = l.Close()
 	}
-	for _, p := range peers {
-		p.drop()
+	for _, pc := range peers {
+		_ = pc.Close()
 	}
 }
 

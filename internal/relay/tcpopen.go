@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -20,22 +19,11 @@ import (
 // until the client's ConnectionBind takes it (TakePeer), when the edge
 // pipes the client's data connection to it.
 
-// bindWait is how long a peer connection waits for its ConnectionBind
-// (RFC 6062 §5.3: 30 seconds, then the server closes it).
-const bindWait = 30 * time.Second
-
-// waitingPeer is a peer connection offered to the client by a
-// CONNECTION-ID.
-type waitingPeer struct {
-	conn  *peerConn
-	timer *time.Timer
-}
-
-// drop closes a peer connection that was never taken.
-func (p *waitingPeer) drop() {
-	p.timer.Stop()
-	_ = p.conn.Close()
-}
+// A peer connection nobody binds is closed by whoever keeps the
+// CONNECTION-IDs' deadlines (RFC 6062 §5.3: 30 seconds): the allocation
+// table expires the record and its owner takes the peer here and closes
+// it, so the relay keeps no timer per waiting peer. The pending bound
+// (MaxPendingConnects) holds until then, and Close drops what is left.
 
 // acceptor accepts the peers of an opened route's RFC 6062 listener in a
 // downlink loop: the listening socket's readiness wakes the loop, so a
@@ -107,8 +95,8 @@ func (a *acceptor) offer(pc *peerConn) {
 	}
 }
 
-// hold keeps pc for TakePeer under id, for bindWait; false if r is not
-// open or id is taken.
+// hold keeps pc for TakePeer under id; false if r is not open or id is
+// taken.
 func (rl *Relay) hold(r *bindings.Route, id uint32, pc *peerConn) bool {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
@@ -117,18 +105,9 @@ func (rl *Relay) hold(r *bindings.Route, id uint32, pc *peerConn) bool {
 		return false
 	}
 	if o.peers == nil {
-		o.peers = make(map[uint32]*waitingPeer)
+		o.peers = make(map[uint32]*peerConn)
 	}
-	p := &waitingPeer{conn: pc}
-	p.timer = time.AfterFunc(bindWait, func() {
-		rl.mu.Lock()
-		if o := rl.routes[r]; o != nil && o.peers[id] == p {
-			delete(o.peers, id)
-		}
-		rl.mu.Unlock()
-		_ = pc.Close() // taken, it would have stopped this timer
-	})
-	o.peers[id] = p
+	o.peers[id] = pc
 	return true
 }
 
@@ -180,8 +159,9 @@ func (v Routes) Connect(r *bindings.Route, peer netip.AddrPort, id uint32, done 
 }
 
 // TakePeer hands over the peer connection waiting under id for r's
-// ConnectionBind (RFC 6062 §5.4): paced and counted in r's tally; false
-// if there is none (never offered, taken, or past bindWait).
+// ConnectionBind (RFC 6062 §5.4), paced and counted in r's tally, or for
+// its owner to close it when the CONNECTION-ID expires; false if there is
+// none (never offered, or taken).
 func (v Routes) TakePeer(r *bindings.Route, id uint32) (io.ReadWriteCloser, bool) {
 	rl := v.rl
 	rl.mu.Lock()
@@ -190,8 +170,7 @@ func (v Routes) TakePeer(r *bindings.Route, id uint32) (io.ReadWriteCloser, bool
 	if o == nil || o.peers[id] == nil {
 		return nil, false
 	}
-	p := o.peers[id]
+	pc := o.peers[id]
 	delete(o.peers, id)
-	p.timer.Stop()
-	return p.conn, true
+	return pc, true
 }

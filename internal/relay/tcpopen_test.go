@@ -107,10 +107,20 @@ func TestOpenTCPConnectAndTakePeer(t *testing.T) {
 		t.Errorf("connect to an IPv6 peer from an IPv4 relay: %v, want ErrNotTracked", err)
 	}
 
+	ln2, accepted2 := tcpPeer(t, "127.0.0.1") // another port of the permitted IP
+	if err := rl.Routes().Connect(r, ln2.Addr().(*net.TCPAddr).AddrPort(), 9, func(err error) { done <- err }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("second connect: %v", err)
+	}
+	untaken := acceptedConn(t, accepted2)
+
 	rl.Routes().Close(r, bindings.Both)
 	if _, err := taken.Read(make([]byte, 1)); err == nil {
 		t.Fatal("a taken peer connection still reads after its route closed")
 	}
+	wantClosed(t, untaken, "a peer connection nobody took, its route closed")
 }
 
 // TestPeerArrived: a peer connecting to a route's RFC 6062 listener is
