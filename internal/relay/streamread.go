@@ -56,6 +56,17 @@ func (l Loop) Unwatch(fd int) bool {
 	return true
 }
 
+// NextLoop returns a downlink loop, round robin, to read a plain TCP
+// client's connection from its accept on (before it holds an allocation),
+// as the edge does for turnd's own control plane.
+func (rl *Relay) NextLoop() (Loop, error) {
+	d, err := rl.pickLoop()
+	if err != nil {
+		return Loop{}, fmt.Errorf("pick downlink loop: %w", err)
+	}
+	return Loop{d: d}, nil
+}
+
 // Reactor returns the downlink loop of the allocation whose relay is
 // advertised as relayAddr; false if no loop reads it (a TLS client's, an
 // RFC 6062 TCP relay, or an unknown address).
