@@ -3,13 +3,13 @@ package relay
 import (
 	"encoding/binary"
 	"errors"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 
+	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/traffic"
@@ -26,16 +26,21 @@ type Conn struct {
 	*mmsg.Socket // out of the runtime's poller: see mmsg.Socket
 	relay        *Relay
 	key          liveKey
-	lane         *mmsg.Socket                 // the client-facing socket of the allocation's lane; nil for stream clients
-	server       serverID                     // turnd's side of the 5-tuple in the fast path's keys (serverID)
-	client       atomic.Pointer[clientPath]   // set once the allocation's client is known
-	chans        atomic.Pointer[[]channel]    // copy-on-write: a handful of channels per allocation
-	perms        atomic.Pointer[[]netip.Addr] // copy-on-write: peers with a permission (unmapped)
-	bindMu       sync.Mutex                   // serialises writers of chans and perms
-	txids        *rand.PCG                    // Data indication transaction IDs; the downlink loop's alone
-	head         int                          // bytes in front of the payload when reading: the larger header
-	tally        traffic.Tally
-	once         sync.Once
+	lane         *mmsg.Socket // the client-facing socket of the allocation's lane; nil for stream clients
+	server       serverID     // turnd's side of the 5-tuple in the fast path's keys (serverID)
+	// route holds the allocation's permissions, channels and tally, which
+	// the fast paths read; client points at route.Client once it is known
+	// (the store publishes the Client written before it).
+	route  *bindings.Route
+	client atomic.Pointer[bindings.Client]
+	bindMu sync.Mutex // serialises pion's writers of the route's sets (Permit, BindChannel, Revoke)
+	// opened: made by Open, so the route's owner keeps the uplink index
+	// (open.go); six: the IPv6 socket of such a route, whose tally is
+	// apart (Tally.Header6).
+	opened, six bool
+	txids       *rand.PCG // Data indication transaction IDs; the downlink loop's alone
+	head        int       // bytes in front of the payload when reading: the larger header
+	once        sync.Once
 
 	// For a UDP or plain TCP client, a downlink loop reads the socket (see downlink.go)
 	// and pion's read loop waits in ReadFrom until done is closed.
@@ -58,43 +63,9 @@ type Conn struct {
 	cut atomic.Bool
 
 	// toRate and fromRate hold each direction to limits.max_bps and
-	// limits.user_total_bps.
-	toRate, fromRate limit
-}
-
-// clientPath is where the downlink goes: the client's address via the lane
-// socket, or the client's TCP/TLS connection.
-type clientPath struct {
-	sock   *mmsg.Socket
-	stream io.Writer // set for stream clients; Write must be safe for concurrent use (net.Conn is)
-	try    tryWriter // stream, when it can write without waiting (downlink loops use it)
-	addr   netip.AddrPort
-}
-
-// tryWriter writes whole messages now or reports false (mmsg.Raw).
-type tryWriter interface {
-	TryWritev(msgs [][]byte) bool
-}
-
-func (cp *clientPath) key(server serverID) clientKey {
-	return clientKey{client: netaddr.Unmap(cp.addr), server: server}
-}
-
-// send writes one message to the client.
-func (cp *clientPath) send(b []byte) {
-	// A lost message is lost: UDP gives no better promise, and a broken
-	// stream ends the allocation through pion's read loop.
-	if cp.stream != nil {
-		_, _ = cp.stream.Write(b)
-		return
-	}
-	_, _ = cp.sock.WriteToUDPAddrPort(b, cp.addr)
-}
-
-// channel is one channel binding as the downlink sees it.
-type channel struct {
-	peer   netip.AddrPort // unmapped
-	number uint16
+	// limits.user_total_bps: the allocation's, which both relay sockets of
+	// a dual-stack route share.
+	toRate, fromRate *limit
 }
 
 // ReadFrom hands pion what the fast path does not relay itself.
@@ -137,29 +108,29 @@ func (c *Conn) readFrom(p []byte) (int, net.Addr, error) {
 			// pion relays it by its own bindings, which the fast path
 			// mirrors: what they would discard is not charged.
 			if !c.routed(from) {
-				c.tally.UnpermittedFrom(c.relay.opts.Counters, n)
+				c.route.Usage.UnpermittedFrom(c.relay.opts.Counters, n)
 				continue
 			}
 			if !c.fromRate.allow(cost, c.relay) {
-				c.tally.Limited(c.relay.opts.Counters, false, n)
+				c.route.Usage.Limited(c.relay.opts.Counters, false, n)
 				continue
 			}
-			c.tally.FromPeer(c.relay.opts.Counters, 1, n)
+			c.fromPeer(1, n)
 			copy(p, p[c.head:c.head+n])
 			return n, net.UDPAddrFromAddrPort(from), nil
 		}
 		// Neither a channel nor a permission: RFC 8656 §11.3 says discard.
 		// pion would too, with a log line per datagram; a peer spraying a
 		// relay port is not worth one.
-		frame, why, ok := c.frameDown(p, c.head, n, from, cp.stream != nil)
+		frame, why, ok := c.frameDown(p, c.head, n, from, cp.Stream != nil)
 		switch {
 		case !ok:
 			c.dropFrom(why, n)
 		case !c.fromRate.allow(cost, c.relay):
-			c.tally.Limited(c.relay.opts.Counters, false, n)
+			c.route.Usage.Limited(c.relay.opts.Counters, false, n)
 		default:
-			cp.send(frame)
-			c.tally.FromPeer(c.relay.opts.Counters, 1, n)
+			cp.Send(frame)
+			c.fromPeer(1, n)
 		}
 	}
 }
@@ -168,17 +139,17 @@ func (c *Conn) readFrom(p []byte) (int, net.Addr, error) {
 // or a permission (RFC 8656 §11.3).
 func (c *Conn) routed(from netip.AddrPort) bool {
 	from = netaddr.Unmap(from)
-	if _, ok := c.channelOf(from); ok {
+	if _, ok := c.route.Number(from); ok {
 		return true
 	}
-	return c.permitted(from.Addr())
+	return c.route.Permitted(from.Addr())
 }
 
 // discard counts a peer's datagram of n bytes that cannot be relayed
 // whole: junk if nothing permits its sender, else too long.
 func (c *Conn) discard(from netip.AddrPort, n int) {
 	if !c.routed(from) {
-		c.tally.UnpermittedFrom(c.relay.opts.Counters, n)
+		c.route.Usage.UnpermittedFrom(c.relay.opts.Counters, n)
 		return
 	}
 	c.dropFrom(traffic.TooLong, n)
@@ -196,7 +167,7 @@ func (c *Conn) discard(from netip.AddrPort, n int) {
 // Hot path: no allocation.
 func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool) ([]byte, traffic.Reason, bool) {
 	from = netaddr.Unmap(from)
-	if num, ok := c.channelOf(from); ok {
+	if num, ok := c.route.Number(from); ok {
 		wire.PutChannelDataHeader(p[off-4:off], num, n)
 		end := off + n
 		if stream { // RFC 8656 §12.5: padded to 4 bytes on streams
@@ -206,7 +177,7 @@ func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool)
 		}
 		return p[off-4 : end], 0, true
 	}
-	if !c.permitted(from.Addr()) {
+	if !c.route.Permitted(from.Addr()) {
 		return nil, traffic.NoPermission, false
 	}
 	head := wire.DataIndicationHead4
@@ -234,7 +205,7 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	}
 	cost := len(p) + udpHeader(c.key.v6)
 	if !c.toRate.allow(cost, c.relay) {
-		c.tally.Limited(c.relay.opts.Counters, true, len(p))
+		c.route.Usage.Limited(c.relay.opts.Counters, true, len(p))
 		return len(p), nil // dropped as a full socket buffer would: pion need not know
 	}
 	n, err := c.Socket.WriteTo(p, addr)
@@ -245,7 +216,7 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 		}
 		return n, err
 	}
-	c.tally.ToPeer(c.relay.opts.Counters, n)
+	c.toPeer(n)
 	return n, nil
 }
 
@@ -257,7 +228,7 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
 	cost := len(payload) + udpHeader(c.key.v6)
 	if !c.toRate.allow(cost, c.relay) {
-		c.tally.Limited(c.relay.opts.Counters, true, len(payload))
+		c.route.Usage.Limited(c.relay.opts.Counters, true, len(payload))
 		return
 	}
 	c.fdMu.RLock()
@@ -269,7 +240,7 @@ func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
 	}
 	switch {
 	case err == nil:
-		c.tally.ToPeer(c.relay.opts.Counters, len(payload))
+		c.toPeer(len(payload))
 	case errors.Is(err, net.ErrClosed):
 		c.toRate.refund(cost)
 	default:
@@ -279,82 +250,24 @@ func (c *Conn) relayUp(payload []byte, peer netip.AddrPort) {
 	c.fdMu.RUnlock()
 }
 
-// channelOf finds the channel bound to peer. Linear: an allocation has a
-// few channels at most (one per peer), and the list is read without a lock.
-func (c *Conn) channelOf(peer netip.AddrPort) (uint16, bool) {
-	chans := c.chans.Load()
-	if chans == nil {
-		return 0, false
+// toPeer and fromPeer count relayed datagrams in the route's tally, the
+// IPv6 socket of an opened route apart.
+//
+// Hot path: no allocation.
+func (c *Conn) toPeer(n int) {
+	if c.six {
+		c.route.Usage.ToPeer6(c.relay.opts.Counters, n)
+		return
 	}
-	peer = netaddr.Unmap(peer)
-	for _, ch := range *chans {
-		if ch.peer == peer {
-			return ch.number, true
-		}
-	}
-	return 0, false
+	c.route.Usage.ToPeer(c.relay.opts.Counters, n)
 }
 
-// permitted reports whether peer holds a permission (lock-free, linear: few).
-func (c *Conn) permitted(peer netip.Addr) bool {
-	perms := c.perms.Load()
-	if perms == nil {
-		return false
+func (c *Conn) fromPeer(pkts, bytes int) {
+	if c.six {
+		c.route.Usage.FromPeer6(c.relay.opts.Counters, pkts, bytes)
+		return
 	}
-	for _, a := range *perms {
-		if a == peer {
-			return true
-		}
-	}
-	return false
-}
-
-// setPermission adds (or with remove, drops) peer's permission.
-func (c *Conn) setPermission(peer netip.Addr, remove bool) {
-	c.bindMu.Lock()
-	defer c.bindMu.Unlock()
-	var next []netip.Addr
-	had := false
-	if old := c.perms.Load(); old != nil {
-		for _, a := range *old {
-			if a != peer {
-				next = append(next, a)
-			} else {
-				had = true
-			}
-		}
-	}
-	if !remove {
-		next = append(next, peer)
-		if !had {
-			c.tally.CountPermission()
-		}
-	}
-	c.perms.Store(&next)
-}
-
-// setChannel binds (or with remove, unbinds) number to peer for the downlink.
-func (c *Conn) setChannel(peer netip.AddrPort, number uint16, remove bool) {
-	c.bindMu.Lock()
-	defer c.bindMu.Unlock()
-	var next []channel
-	had := false
-	if old := c.chans.Load(); old != nil {
-		for _, ch := range *old {
-			if ch.number != number && ch.peer != peer {
-				next = append(next, ch)
-			} else if ch.number == number && ch.peer == peer {
-				had = true
-			}
-		}
-	}
-	if !remove {
-		next = append(next, channel{peer: peer, number: number})
-		if !had {
-			c.tally.CountChannel()
-		}
-	}
-	c.chans.Store(&next)
+	c.route.Usage.FromPeer(c.relay.opts.Counters, pkts, bytes)
 }
 
 // Close closes the socket once, flushes its traffic tally and forgets it.
@@ -371,7 +284,7 @@ func (c *Conn) Close() error {
 		if c.done != nil {
 			close(c.done)
 		}
-		c.tally.Flush(c.relay.opts.Counters)
+		c.route.Usage.Flush(c.relay.opts.Counters)
 		c.relay.forget(c)
 	})
 	return err
@@ -386,7 +299,7 @@ func (c *Conn) dropTo(why traffic.Reason, n int) {
 
 func (c *Conn) dropFrom(why traffic.Reason, n int) {
 	if why == traffic.NoPermission {
-		c.tally.UnpermittedFrom(c.relay.opts.Counters, n)
+		c.route.Usage.UnpermittedFrom(c.relay.opts.Counters, n)
 		return
 	}
 	dropInto(&c.relay.opts.Counters.DroppedToClient[why], 1, n)

@@ -71,6 +71,9 @@ type downlink struct {
 	closed  bool
 	inRound bool      // mu is held by round (see recovered)
 	cur     int32     // the descriptor round is handling
+	gen     uint64    // numbers watched entries, so a descriptor reused while mu was let go is told apart
+	inReady uint64    // the gen of the entry whose ready runs, without mu (callReady); 0: none
+	readied sync.Cond // on mu: signalled when a ready callback returns
 	fds     []watched // by descriptor: small numbers, looked up once per ready descriptor
 	events  [downlinkSlots]unix.EpollEvent
 	ring    *mmsg.Ring
@@ -87,6 +90,7 @@ type watched struct {
 	conn     *Conn
 	ready    func() bool
 	released func()
+	gen      uint64
 }
 
 type laneBatch struct {
@@ -110,6 +114,7 @@ func newDownlink(rl *Relay) (*downlink, error) {
 		return nil, fmt.Errorf("create downlink epoll: %w", err)
 	}
 	d.poll = d.round
+	d.readied.L = &d.mu
 	go d.run()
 	return d, nil
 }
@@ -150,8 +155,17 @@ func (d *downlink) serve() (err error) {
 // notices.
 func (d *downlink) recovered(v any) {
 	var broken *Conn
+	if d.inReady != 0 { // in a ready callback, which runs without mu
+		d.mu.Lock()
+		d.inRound = true
+		if w := d.at(d.cur); w.gen != d.inReady {
+			d.cur = -1 // it left the set while it ran: nothing to take out
+		}
+		d.inReady = 0
+		d.readied.Broadcast()
+	}
 	if d.inRound {
-		if w := d.at(d.cur); w.conn != nil || w.ready != nil {
+		if w := d.at(d.cur); d.cur >= 0 && (w.conn != nil || w.ready != nil) {
 			d.unwatch(d.cur)
 			if w.released != nil {
 				w.released()
@@ -198,8 +212,10 @@ func (d *downlink) round(uintptr) bool {
 			switch w := d.at(fd); {
 			case w.conn != nil:
 				d.readSocket(w.conn, behind)
-			case w.ready != nil && !w.ready():
-				d.unwatch(fd)
+			case w.ready != nil:
+				if !d.callReady(fd, w) {
+					return true // closed while ready ran: run sees closed
+				}
 			}
 		}
 		d.cur = -1 // a panic in flush is no descriptor's
@@ -210,6 +226,32 @@ func (d *downlink) round(uintptr) bool {
 			return false
 		}
 	}
+}
+
+// callReady runs the ready callback of w, watched as fd, without mu: what
+// it calls may take the loop's lock itself, as a handler answering a TCP
+// client inline does when it opens or closes an allocation this loop
+// serves (Routes.Open, Routes.Close), or hands its connection elsewhere
+// (Loop.Unwatch). Descriptors removed meanwhile are out of the set when
+// the round goes on (at finds nothing, or the entry that reused the
+// number). Called with mu held, it returns with mu held, or false with mu
+// released when the loop was closed meanwhile.
+func (d *downlink) callReady(fd int32, w watched) bool {
+	d.inRound, d.inReady = false, w.gen
+	d.mu.Unlock()
+	ok := w.ready()
+	d.mu.Lock()
+	d.inRound, d.inReady = true, 0
+	d.readied.Broadcast()
+	if d.closed {
+		d.inRound = false
+		d.mu.Unlock()
+		return false
+	}
+	if !ok && d.at(fd).gen == w.gen {
+		d.unwatch(fd)
+	}
+	return true
 }
 
 // readSocket relays what waits on c's socket: one datagram, or up to
@@ -253,12 +295,13 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 	vecBytes, vecCost := 0, 0
 	header := udpHeader(c.key.v6)
 	counters := c.relay.opts.Counters
+	usage := &c.route.Usage
 	for i := d.used; i < d.used+n; i++ {
 		buf, size, from, truncated := d.ring.Datagram(i)
 		switch {
 		case cp == nil:
 			// Not attached yet: nothing can have permitted the peer.
-			c.tally.UnpermittedFrom(counters, size)
+			usage.UnpermittedFrom(counters, size)
 			continue
 		case truncated:
 			c.discard(from, size)
@@ -266,42 +309,38 @@ func (d *downlink) readSocket(c *Conn, behind bool) {
 		}
 		// Only what is relayed is charged: junk from a host without a
 		// permission must not spend the allocation's rate.
-		frame, why, ok := c.frameDown(buf, wire.DataIndicationHead6, size, from, cp.stream != nil)
+		frame, why, ok := c.frameDown(buf, wire.DataIndicationHead6, size, from, cp.Stream != nil)
 		if !ok {
 			c.dropFrom(why, size)
 			continue
 		}
 		if !c.fromRate.allow(size+header, c.relay) {
-			c.tally.Limited(counters, false, size)
+			usage.Limited(counters, false, size)
 			continue
 		}
-		switch {
-		case cp.try != nil:
+		if cp.Stream != nil {
 			d.vec = append(d.vec, frame) // written below, all in one go
 			vecBytes += size
 			vecCost += size + header
-		case cp.stream != nil:
-			_, _ = cp.stream.Write(frame) // not reached: stream loops get tryWriters
-			c.tally.FromPeer(counters, 1, size)
-		default:
-			// Handed to the kernel at the round's flush; one it refuses
-			// there is counted as dropped too (flush).
-			if w := d.lane(cp.sock); w != nil && w.Add(frame, cp.addr) == nil {
-				c.tally.FromPeer(counters, 1, size)
-			} else {
-				c.fromRate.refund(size + header)
-				c.dropFrom(traffic.SendError, size)
-			}
+			continue
+		}
+		// Handed to the kernel at the round's flush; one it refuses
+		// there is counted as dropped too (flush).
+		if w := d.lane(c.lane); w != nil && w.Add(frame, cp.Tuple.Client) == nil {
+			c.fromPeer(1, size)
+		} else {
+			c.fromRate.refund(size + header)
+			c.dropFrom(traffic.SendError, size)
 		}
 	}
 	if len(d.vec) > 0 {
-		// A TCP client: written now or dropped (its connection is busy
-		// or full), never waited for — one slow client must not stall
-		// the loop's other sockets. Media over a backed-up TCP
+		// A TCP or TLS client: written now or dropped (its connection is
+		// busy or full), never waited for — one slow client must not
+		// stall the loop's other sockets. Media over a backed-up
 		// connection is late anyway. What one read brought is written
 		// with one system call, as one TCP segment where it fits.
-		if cp.try.TryWritev(d.vec) {
-			c.tally.FromPeer(counters, len(d.vec), vecBytes)
+		if cp.Stream.TryWritev(d.vec) {
+			c.fromPeer(len(d.vec), vecBytes)
 		} else {
 			c.fromRate.refund(vecCost)
 			dropInto(&counters.DroppedToClient[traffic.ClientBusy], len(d.vec), vecBytes)
@@ -340,6 +379,14 @@ func (d *downlink) flush() {
 	d.used = 0
 }
 
+// awaitReady waits, with mu held, until no ready callback of fd (-1: of
+// any descriptor) is running, so its connection can be handed back.
+func (d *downlink) awaitReady(fd int32) {
+	for d.inReady != 0 && (fd < 0 || d.cur == fd) {
+		d.readied.Wait()
+	}
+}
+
 // at returns what descriptor fd is in the set as; the zero watched if nothing.
 func (d *downlink) at(fd int32) watched {
 	if fd < 0 || int(fd) >= len(d.fds) {
@@ -360,6 +407,8 @@ func (d *downlink) insert(fd int32, w watched) error {
 	if int(fd) >= len(d.fds) {
 		d.fds = append(d.fds, make([]watched, int(fd)+1-len(d.fds))...)
 	}
+	d.gen++
+	w.gen = d.gen
 	d.fds[fd] = w
 	return nil
 }
@@ -397,6 +446,7 @@ func (d *downlink) remove(c *Conn) {
 // caller's to close.
 func (d *downlink) close() {
 	d.mu.Lock()
+	d.awaitReady(-1)
 	d.closed = true
 	for fd, w := range d.fds {
 		if w.released != nil {

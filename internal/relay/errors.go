@@ -16,4 +16,6 @@ var (
 	ErrForbiddenPeer = errors.New("peer is one of the server's own sockets")
 	// ErrTooManyConnects means an allocation has MaxPendingConnects Connects pending.
 	ErrTooManyConnects = errors.New("too many pending connects on the allocation")
+	// ErrRouteOpen means Open was called again for a route already open.
+	ErrRouteOpen = errors.New("route already open")
 )

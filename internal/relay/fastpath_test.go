@@ -356,7 +356,7 @@ func TestSendToForbiddenPeerIsDropped(t *testing.T) {
 	if n, err := r.peer.Read(make([]byte, 16)); err == nil {
 		t.Fatalf("forbidden peer received %d bytes", n)
 	}
-	r.relay.tally.Flush(r.gen.Counters())
+	r.relay.route.Usage.Flush(r.gen.Counters())
 	c := r.gen.Counters()
 	if d := &c.DroppedToPeer[traffic.ForbiddenPeer]; d.Packets.Load() != 2 || d.Bytes.Load() != 2 || c.ToPeerPackets.Load() != 0 {
 		t.Fatalf("dropped for a forbidden peer %d (%d bytes), relayed %d; want 2 (2 bytes) and 0",
@@ -376,7 +376,7 @@ func TestUplinkCountsDroppedDatagrams(t *testing.T) {
 	if !r.up(channelData(0x4002, []byte("x")), clientAP) {
 		t.Fatal("bound channel not taken")
 	}
-	r.relay.tally.Flush(r.gen.Counters())
+	r.relay.route.Usage.Flush(r.gen.Counters())
 	c := r.gen.Counters()
 	if d := &c.DroppedToPeer[traffic.SendError]; d.Packets.Load() != 1 || d.Bytes.Load() != 1 || c.ToPeerPackets.Load() != 0 {
 		t.Fatalf("dropped %d (%d bytes), relayed %d; want 1 (1 byte) and 0", d.Packets.Load(), d.Bytes.Load(), c.ToPeerPackets.Load())

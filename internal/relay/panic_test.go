@@ -121,7 +121,7 @@ func TestDownlinkPanicOnRelaySocketEndsItsAllocation(t *testing.T) {
 	sc := newStreamClient(t, g, ln)
 	c := sc.relay.(*Conn)
 	cp := *c.client.Load()
-	cp.stream, cp.try = panicWriter{}, panicWriter{}
+	cp.Stream = newPionStream(panicWriter{})
 	c.client.Store(&cp)
 	if _, err := sc.peer.WriteTo([]byte("boom"), sc.relay.LocalAddr()); err != nil {
 		t.Fatal(err)

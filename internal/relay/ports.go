@@ -28,7 +28,8 @@ func (rl *Relay) family(network string) (bind, external net.IP, v6 bool, err err
 
 // eachPort calls try on the requested port, or on every port of the range
 // from a random start until try succeeds: a full range is reported as
-// ErrNoFreePort (pion then answers 508), never as a hang.
+// ErrNoFreePort (pion then answers 508), never as a hang. even leaves out
+// odd ports (EVEN-PORT).
 //
 // Even ports whose odd neighbour is free are tried first. A client asking
 // for EVEN-PORT with a reservation (RTP/RTCP pairs, as coturn's uclient
@@ -36,7 +37,7 @@ func (rl *Relay) family(network string) (bind, external net.IP, v6 bool, err err
 // port. Keeping turnd's own allocations off odd ports, and off even ports
 // whose partner is taken (its pair's first half came and went), leaves P+1
 // free whichever listener the pair arrives on.
-func (rl *Relay) eachPort(requested int, v6 bool, try func(port int) error) error {
+func (rl *Relay) eachPort(requested int, v6, even bool, try func(port int) error) error {
 	if requested != 0 {
 		if rl.tcpHolds(v6, requested) {
 			return ErrNoFreePort
@@ -51,7 +52,7 @@ func (rl *Relay) eachPort(requested int, v6 bool, try func(port int) error) erro
 			switch {
 			case pass == 0 && (p%2 != 0 || rl.inUse(v6, p+1)),
 				pass == 1 && (p%2 != 0 || !rl.inUse(v6, p+1)),
-				pass == 2 && p%2 == 0,
+				pass == 2 && (p%2 == 0 || even),
 				rl.tcpHolds(v6, p): // a UDP bind would not notice an RFC 6062 relay there
 				continue
 			}

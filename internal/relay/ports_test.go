@@ -81,7 +81,7 @@ func TestAllocateAdvertisesExternalAndCounts(t *testing.T) {
 	if _, _, err := conn.ReadFrom(buf); err != nil {
 		t.Fatal(err)
 	}
-	conn.(*Conn).tally.Flush(g.Counters()) // totals are published in batches
+	conn.(*Conn).route.Usage.Flush(g.Counters()) // totals are published in batches
 	c := g.Counters()
 	if c.ToPeerPackets.Load() != 1 || c.ToPeerBytes.Load() != 5 || c.FromPeerPackets.Load() != 1 || c.FromPeerBytes.Load() != 2 {
 		t.Fatalf("counters to=%d/%d from=%d/%d", c.ToPeerPackets.Load(), c.ToPeerBytes.Load(),

@@ -175,5 +175,5 @@ func (rl *Relay) limits(relayAddr net.Addr) (to, from *limit, err error) {
 	if c == nil {
 		return nil, nil, ErrNotTracked
 	}
-	return &c.toRate, &c.fromRate, nil
+	return c.toRate, c.fromRate, nil
 }

@@ -28,7 +28,7 @@ func TestRateLimitDropsPastTheBurst(t *testing.T) {
 		r.up(pkt, clientAP)
 	}
 	u, _ := r.gen.Usage(relayAddrOf(r))
-	r.relay.tally.Flush(r.gen.Counters()) // totals are published in batches
+	r.relay.route.Usage.Flush(r.gen.Counters()) // totals are published in batches
 	if u.ToPeerPackets != 2 || u.RateLimited != 98 || r.gen.Counters().DroppedToPeer[traffic.RateLimited].Packets.Load() != 98 {
 		t.Fatalf("relayed %d, rate-limited %d, dropped in total %d; want 2, 98, 98",
 			u.ToPeerPackets, u.RateLimited, r.gen.Counters().DroppedToPeer[traffic.RateLimited].Packets.Load())

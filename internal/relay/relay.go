@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/traffic"
 )
@@ -31,6 +32,14 @@ type Options struct {
 	// ConnectTimeout bounds the dial of an RFC 6062 Connect (pion answers
 	// 447 when it passes); 0 means DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// PeerArrived is told of a peer's connection to the RFC 6062 listener
+	// of a route opened with Open (RFC 6062 §5.3), once the relay has
+	// admitted it (permission, Options.Forbidden, the pending bound): it
+	// returns the CONNECTION-ID the client is offered, or false to refuse
+	// the peer. The peer then waits for TakePeer. nil: every peer is
+	// refused. It runs in a downlink loop: it must not block, nor close r
+	// itself (Routes.Close would wait for it to return).
+	PeerArrived func(r *bindings.Route, peer netip.AddrPort) (id uint32, ok bool)
 	// Panicked is told of a panic recovered in a downlink loop; the loop
 	// dropped the descriptor it was handling and carried on. nil: none.
 	Panicked func(v any)
@@ -50,8 +59,8 @@ type Relay struct {
 	// most one of live, held and tcp. tcpByClient finds one by its client.
 	tcp         map[liveKey]*tcpRelay
 	tcpByClient map[clientKey]*tcpRelay
-	up          shardedMap[upKey, upRoute]
-	byClient    shardedMap[clientKey, *Conn] // for Send indications
+	byClient    shardedMap[clientKey, binding] // the uplink's index: a client's route and relay sockets
+	routes      map[*bindings.Route]*opened    // what Open made (open.go)
 
 	// tcpEnded keeps the traffic of RFC 6062 relays whose listener closed
 	// until pion reports their deletion (tcpusage.go); made on first use.
@@ -91,6 +100,7 @@ func New(opts Options) *Relay {
 	return &Relay{
 		opts: opts, live: make(map[liveKey]*Conn), held: make(map[liveKey]*held),
 		tcp: make(map[liveKey]*tcpRelay), tcpByClient: make(map[clientKey]*tcpRelay),
+		routes:   make(map[*bindings.Route]*opened),
 		retiring: make(map[liveKey]*Conn), closed: make(chan struct{}), servers: make(map[netaddr.FiveTuple]serverID),
 		clock: sinceNow(),
 	}

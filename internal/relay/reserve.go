@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/mmsg"
 )
 
@@ -27,14 +28,24 @@ type held struct {
 // Allocate presenting the reservation token gets it even if the host is
 // busy (pion alone checks P+1 only by number).
 func (rl *Relay) AllocatePair(network string, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
-	bind, _, v6, err := rl.family(network)
+	cc, external, _, err := rl.openPair(udpSpec{network: network, lane: lane, loop: lane != nil, route: &bindings.Route{}})
 	if err != nil {
 		return nil, nil, err
+	}
+	return cc, &net.UDPAddr{IP: external, Port: cc.key.port}, nil
+}
+
+// openPair is openUDP on an even port P of its own choice, holding P+1
+// for reservationHold; it returns the held port too.
+func (rl *Relay) openPair(s udpSpec) (*Conn, net.IP, int, error) {
+	bind, _, v6, err := rl.family(s.network)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	lo := rl.opts.MinPort + rl.opts.MinPort%2 // first even port
 	pairs := (rl.opts.MaxPort - lo + 1) / 2
 	if pairs <= 0 {
-		return nil, nil, fmt.Errorf("allocate relay pair: %w", ErrNoFreePort)
+		return nil, nil, 0, fmt.Errorf("allocate relay pair: %w", ErrNoFreePort)
 	}
 	start := rand.IntN(pairs)
 	for i := 0; i < pairs; i++ {
@@ -42,11 +53,12 @@ func (rl *Relay) AllocatePair(network string, lane *mmsg.Socket) (net.PacketConn
 		if rl.tcpHolds(v6, p+1) { // an RFC 6062 relay's port: a UDP bind would not notice
 			continue
 		}
-		odd, err := listenRelay(network, bind, p+1)
+		odd, err := listenRelay(s.network, bind, p+1)
 		if err != nil {
 			continue
 		}
-		conn, addr, err := rl.AllocateUDP(network, p, lane)
+		s.port = p
+		cc, external, err := rl.openUDP(s)
 		if err != nil {
 			_ = odd.Close()
 			continue
@@ -64,9 +76,9 @@ func (rl *Relay) AllocatePair(network string, lane *mmsg.Socket) (net.PacketConn
 		rl.mu.Lock()
 		rl.held[k] = h
 		rl.mu.Unlock()
-		return conn, addr, nil
+		return cc, external, p + 1, nil
 	}
-	return nil, nil, fmt.Errorf("allocate relay pair: %w", ErrNoFreePort)
+	return nil, nil, 0, fmt.Errorf("allocate relay pair: %w", ErrNoFreePort)
 }
 
 // releasePartner closes the held P+1 of the allocation on port P (key),

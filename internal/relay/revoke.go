@@ -19,7 +19,9 @@ import (
 //
 // RFC 6062 relays lose their mirrored permissions to denied peers, and
 // their peer connections to them are closed (pion then closes the client's
-// data connection); tcpListener.Accept refuses new ones.
+// data connection); tcpListener.Accept refuses new ones. Routes opened
+// with Open keep their sets, which only the allocation table writes: their
+// RFC 6062 peer connections to denied peers are closed all the same.
 func (rl *Relay) Revoke(denied func(netip.Addr) bool) (permissions, channels int) {
 	rl.mu.Lock()
 	conns := make([]*Conn, 0, len(rl.live))
@@ -28,11 +30,9 @@ func (rl *Relay) Revoke(denied func(netip.Addr) bool) (permissions, channels int
 	}
 	var peers []*peerConn
 	for _, r := range rl.tcp {
-		for a := range r.perms {
-			if denied(a) {
-				delete(r.perms, a)
-				permissions++
-			}
+		if !r.opened { // an opened route's sets are the table's (Table.Revoke)
+			p, _ := revokeRoute(r.route, denied)
+			permissions += p
 		}
 		for pc := range r.conns {
 			if denied(pc.peer) {
@@ -45,46 +45,14 @@ func (rl *Relay) Revoke(denied func(netip.Addr) bool) (permissions, channels int
 		_ = pc.Close()
 	}
 	for _, c := range conns {
-		p, ch := c.revoke(denied)
-		permissions += p
-		channels += len(ch)
-		cp := c.client.Load()
-		if cp == nil {
+		if c.opened {
 			continue
 		}
-		for _, number := range ch {
-			rl.up.del(upKey{client: netaddr.Unmap(cp.addr), server: c.server, number: number}, c)
-		}
-	}
-	return permissions, channels
-}
-
-// revoke drops c's permissions and channels whose peer is denied and
-// returns how many permissions and which channel numbers it dropped.
-func (c *Conn) revoke(denied func(netip.Addr) bool) (permissions int, channels []uint16) {
-	c.bindMu.Lock()
-	defer c.bindMu.Unlock()
-	if old := c.perms.Load(); old != nil {
-		next := make([]netip.Addr, 0, len(*old))
-		for _, a := range *old {
-			if denied(a) {
-				permissions++
-				continue
-			}
-			next = append(next, a)
-		}
-		c.perms.Store(&next)
-	}
-	if old := c.chans.Load(); old != nil {
-		next := make([]channel, 0, len(*old))
-		for _, ch := range *old {
-			if denied(ch.peer.Addr()) {
-				channels = append(channels, ch.number)
-				continue
-			}
-			next = append(next, ch)
-		}
-		c.chans.Store(&next)
+		c.bindMu.Lock()
+		p, ch := revokeRoute(c.route, denied)
+		c.bindMu.Unlock()
+		permissions += p
+		channels += ch
 	}
 	return permissions, channels
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"sync"
+
+	"github.com/turnd/turnd/internal/bindings"
 )
 
 // mapShards spreads a shardedMap over locks so lanes on different CPUs
@@ -16,14 +18,13 @@ type shardKey interface {
 	hash() uint32
 }
 
-// owned is a value that belongs to one relay socket, so that a late delete
-// by a socket that lost the key (a rebind replaced it) leaves it alone.
+// owned is a value that belongs to one route, so that a late delete by an
+// allocation that lost the key (the client allocated again) leaves it alone.
 type owned interface {
-	owner() *Conn
+	owner() *bindings.Route
 }
 
-// shardedMap is the fast path's lookup table: the channel routes and the
-// clients' allocations are both one of these.
+// shardedMap is the fast path's lookup table of the clients' allocations.
 type shardedMap[K shardKey, V owned] struct {
 	shards [mapShards]mapShard[K, V]
 }
@@ -57,11 +58,11 @@ func (t *shardedMap[K, V]) set(k K, v V) {
 	s.mu.Unlock()
 }
 
-// del removes k if its value still belongs to c.
-func (t *shardedMap[K, V]) del(k K, c *Conn) {
+// del removes k if its value still belongs to r.
+func (t *shardedMap[K, V]) del(k K, r *bindings.Route) {
 	s := t.shard(k)
 	s.mu.Lock()
-	if v, ok := s.m[k]; ok && v.owner() == c {
+	if v, ok := s.m[k]; ok && v.owner() == r {
 		delete(s.m, k)
 	}
 	s.mu.Unlock()

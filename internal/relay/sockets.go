@@ -6,6 +6,7 @@ import (
 	"net"
 	"runtime"
 
+	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/wire"
@@ -31,17 +32,44 @@ func (rl *Relay) AllocateUDPForStream(network string, port int) (net.PacketConn,
 }
 
 func (rl *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, loop bool) (net.PacketConn, net.Addr, error) {
-	bind, external, v6, err := rl.family(network)
+	cc, external, err := rl.openUDP(udpSpec{network: network, port: requested, lane: lane, loop: loop, route: &bindings.Route{}})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cc, &net.UDPAddr{IP: external, Port: cc.key.port}, nil
+}
+
+// udpSpec is what one relay socket is made for.
+type udpSpec struct {
+	network string // "udp4" or "udp6"
+	port    int    // a held or requested port; 0: any in the range
+	even    bool   // an even port only (EVEN-PORT)
+	lane    *mmsg.Socket
+	loop    bool // a downlink loop reads it
+	route   *bindings.Route
+	// client, when known already (Open), is set before a loop may read
+	// the socket; nil: pion's AttachClient sets it later.
+	client *bindings.Client
+	opened bool
+	// to and from are the allocation's rates, shared by its sockets;
+	// nil: the socket's own.
+	to, from *limit
+}
+
+// openUDP binds a relay socket for s and records it as live; it returns
+// the address to advertise.
+func (rl *Relay) openUDP(s udpSpec) (*Conn, net.IP, error) {
+	bind, external, v6, err := rl.family(s.network)
 	if err != nil {
 		return nil, nil, err
 	}
 	var conn *mmsg.Socket
-	if requested != 0 {
-		conn = rl.takeHeld(liveKey{v6: v6, port: requested})
+	if s.port != 0 {
+		conn = rl.takeHeld(liveKey{v6: v6, port: s.port})
 	}
 	if conn == nil {
-		err = rl.eachPort(requested, v6, func(port int) error {
-			c, lerr := listenRelay(network, bind, port)
+		err = rl.eachPort(s.port, v6, s.even, func(port int) error {
+			c, lerr := listenRelay(s.network, bind, port)
 			conn = c
 			return lerr
 		})
@@ -50,21 +78,30 @@ func (rl *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, l
 		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 	}
 	port := conn.LocalAddr().(*net.UDPAddr).Port
-	cc := &Conn{Socket: conn, relay: rl, key: liveKey{v6: v6, port: port}, lane: lane,
-		txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: wire.DataIndicationHead4}
-	cc.tally.Header = uint64(udpHeader(v6))
-	if lane != nil {
-		cc.server = rl.serverOf(lane.LocalAddr())
+	cc := &Conn{Socket: conn, relay: rl, key: liveKey{v6: v6, port: port}, lane: s.lane, route: s.route,
+		opened: s.opened, six: s.opened && v6, txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: wire.DataIndicationHead4}
+	if !s.opened {
+		cc.route.Usage.Header = uint64(udpHeader(v6))
+	}
+	cc.toRate, cc.fromRate = s.to, s.from
+	if cc.toRate == nil {
+		cc.toRate, cc.fromRate = &limit{}, &limit{}
+	}
+	if s.lane != nil {
+		cc.server = rl.serverOf(s.lane.LocalAddr())
 	}
 	if v6 {
 		cc.head = wire.DataIndicationHead6
+	}
+	if s.client != nil {
+		cc.client.Store(s.client)
 	}
 	cc.fd = int32(conn.Fd())
 	if cc.raw, err = mmsg.NewRaw(conn); err != nil {
 		_ = conn.Close()
 		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 	}
-	if loop {
+	if s.loop {
 		if err := rl.watch(cc); err != nil {
 			_ = conn.Close()
 			return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
@@ -73,12 +110,27 @@ func (rl *Relay) allocateUDP(network string, requested int, lane *mmsg.Socket, l
 	rl.mu.Lock()
 	rl.live[cc.key] = cc
 	rl.mu.Unlock()
-	return cc, &net.UDPAddr{IP: external, Port: port}, nil
+	return cc, external, nil
 }
 
 // watch hands the relay socket of a UDP or plain TCP client's allocation to
 // a downlink loop, round robin.
 func (rl *Relay) watch(c *Conn) error {
+	d, err := rl.pickLoop()
+	if err != nil {
+		return err
+	}
+	c.done = make(chan struct{})
+	if err := d.add(c); err != nil {
+		return err
+	}
+	c.loop = d
+	return nil
+}
+
+// pickLoop starts the downlink loops on first use and picks one, round
+// robin.
+func (rl *Relay) pickLoop() (*downlink, error) {
 	rl.loopsOnce.Do(func() {
 		for range downlinkLoops(runtime.GOMAXPROCS(0)) {
 			d, err := newDownlink(rl)
@@ -89,16 +141,13 @@ func (rl *Relay) watch(c *Conn) error {
 			rl.loops = append(rl.loops, d)
 		}
 	})
-	if rl.loopsErr != nil {
-		return rl.loopsErr
+	switch {
+	case rl.loopsErr != nil:
+		return nil, rl.loopsErr
+	case len(rl.loops) == 0:
+		return nil, net.ErrClosed // the relay closed before any loop started
 	}
-	d := rl.loops[int(rl.nextLoop.Add(1))%len(rl.loops)]
-	c.done = make(chan struct{})
-	if err := d.add(c); err != nil {
-		return err
-	}
-	c.loop = d
-	return nil
+	return rl.loops[int(rl.nextLoop.Add(1))%len(rl.loops)], nil
 }
 
 // conn finds the live UDP relay socket advertised as relayAddr.
@@ -124,14 +173,17 @@ func (rl *Relay) forget(c *Conn) {
 	}
 	rl.mu.Unlock()
 	rl.releasePartner(c.key)
-	if cp := c.client.Load(); cp != nil {
-		rl.byClient.del(cp.key(c.server), c)
-		if chans := c.chans.Load(); chans != nil {
-			for _, ch := range *chans {
-				rl.up.del(upKey{client: netaddr.Unmap(cp.addr), server: c.server, number: ch.number}, c)
-			}
-		}
+	switch cp := c.client.Load(); {
+	case c.opened:
+		rl.unindex(c)
+	case cp != nil:
+		rl.byClient.del(c.clientKey(cp), c.route)
 	}
+}
+
+// clientKey is the uplink index's key of c's client.
+func (c *Conn) clientKey(cp *bindings.Client) clientKey {
+	return clientKey{client: netaddr.Unmap(cp.Tuple.Client), server: c.server}
 }
 
 // SetDontFragment turns on DF for the live UDP relay socket advertised as relayAddr.

@@ -28,7 +28,11 @@ type Loop struct{ d *downlink }
 // Watch starts calling ready on the loop's goroutine whenever descriptor fd
 // is readable, until ready returns false: fd is then out of the set before
 // the loop does anything else. If the loop closes first, released is
-// called instead, and fd is out of the set. ready must not block.
+// called instead, and fd is out of the set. ready must not block; it runs
+// without the loop's lock, so it may call the relay inline (Watch, Unwatch
+// of other descriptors, Routes.Open and Routes.Close of allocations this
+// loop serves). To leave the set it returns false: Unwatch of its own fd
+// would wait for itself.
 func (l Loop) Watch(fd int, ready func() bool, released func()) error {
 	l.d.mu.Lock()
 	defer l.d.mu.Unlock()
@@ -44,11 +48,23 @@ func (l Loop) Watch(fd int, ready func() bool, released func()) error {
 func (l Loop) Unwatch(fd int) bool {
 	l.d.mu.Lock()
 	defer l.d.mu.Unlock()
+	l.d.awaitReady(int32(fd))
 	if l.d.at(int32(fd)).ready == nil {
 		return false
 	}
 	l.d.unwatch(int32(fd))
 	return true
+}
+
+// NextLoop returns a downlink loop, round robin, to read a plain TCP
+// client's connection from its accept on (before it holds an allocation),
+// as the edge does for turnd's own control plane.
+func (rl *Relay) NextLoop() (Loop, error) {
+	d, err := rl.pickLoop()
+	if err != nil {
+		return Loop{}, fmt.Errorf("pick downlink loop: %w", err)
+	}
+	return Loop{d: d}, nil
 }
 
 // Reactor returns the downlink loop of the allocation whose relay is

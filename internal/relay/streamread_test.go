@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/turnd/turnd/internal/mmsg"
 )
 
 // watchLog records what a Loop does with a watched connection.
@@ -194,4 +196,59 @@ func TestBehindLoopReadsInBatches(t *testing.T) {
 			t.Fatalf("datagram %d of %d: %v", i, queued, err)
 		}
 	}
+}
+
+// TestNextLoopReadsAConnectionWithoutAnAllocation: a loop can read a TCP
+// client's connection from its accept on, before any allocation; once the
+// relay has closed, no loop takes one.
+func TestNextLoopReadsAConnectionWithoutAnAllocation(t *testing.T) {
+	g, ln := newStreamRig(t)
+	if _, err := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 20001}).closedLoop(); err == nil {
+		t.Fatal("a relay closed before its loops started handed out a loop")
+	}
+	loop, err := g.NextLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := net.DialTCP("tcp4", nil, ln.Addr().(*net.TCPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.AcceptTCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	raw, err := mmsg.NewRaw(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	ready := func() bool {
+		buf := make([]byte, 8)
+		n, _ := raw.TryRead(buf)
+		got <- string(buf[:n])
+		return false
+	}
+	if err := loop.Watch(raw.Fd(), ready, func() {}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		if s != "hello" {
+			t.Fatalf("ready read %q", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the loop never read the connection")
+	}
+}
+
+// closedLoop closes the relay, then asks it for a loop.
+func (rl *Relay) closedLoop() (Loop, error) {
+	rl.Close()
+	return rl.NextLoop()
 }

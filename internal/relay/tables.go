@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/netaddr"
 )
 
@@ -28,13 +29,13 @@ func (rl *Relay) AttachClient(relayAddr, client, server net.Addr, stream io.Writ
 	if cc.lane == nil {
 		cc.server = rl.serverOf(server) // a UDP client's is its lane's, set with the socket
 	}
-	var cp *clientPath
-	switch a := client.(type) {
+	r := cc.route
+	switch client.(type) {
 	case *net.UDPAddr:
 		if cc.lane == nil {
 			return nil
 		}
-		cp = &clientPath{sock: cc.lane, addr: a.AddrPort()}
+		r.Client = bindings.Client{Tuple: netaddr.Of(client, server), Lane: cc.lane}
 	case *net.TCPAddr:
 		if stream == nil {
 			if cc.loop != nil {
@@ -42,21 +43,21 @@ func (rl *Relay) AttachClient(relayAddr, client, server net.Addr, stream io.Writ
 			}
 			return nil
 		}
-		cp = &clientPath{stream: stream, addr: a.AddrPort()}
-		cp.try, _ = stream.(tryWriter)
+		r.Client = bindings.Client{Tuple: netaddr.Of(client, server), Stream: newPionStream(stream)}
 	default:
 		return nil
 	}
-	cc.client.Store(cp)
-	rl.byClient.set(cp.key(cc.server), cc)
+	cc.client.Store(&r.Client) // publishes the Client just written: nothing read it before
+	rl.byClient.set(cc.clientKey(&r.Client), binding{route: r, socks: [2]*Conn{cc, cc}})
 	return nil
 }
 
 // Permit mirrors a permission pion installed (or, with revoke, removed) into
-// the indication fast paths of the relay advertised as relayAddr.
+// the route of the relay advertised as relayAddr.
 func (rl *Relay) Permit(relayAddr net.Addr, peer net.IP, revoke bool) error {
-	if k, ok := tcpKey(relayAddr); ok {
-		if a, ok := netip.AddrFromSlice(peer); ok {
+	a, ok := netip.AddrFromSlice(peer)
+	if k, isTCP := tcpKey(relayAddr); isTCP {
+		if ok {
 			rl.permitTCP(k, a.Unmap(), revoke)
 		}
 		return nil
@@ -68,19 +69,20 @@ func (rl *Relay) Permit(relayAddr net.Addr, peer net.IP, revoke bool) error {
 		}
 		return fmt.Errorf("permit: %w", err)
 	}
-	a, ok := netip.AddrFromSlice(peer)
 	if !ok {
 		return nil
 	}
-	cc.setPermission(a.Unmap(), revoke)
+	cc.bindMu.Lock()
+	permit(cc.route, a.Unmap(), revoke)
+	cc.bindMu.Unlock()
 	return nil
 }
 
 // BindChannel mirrors a channel pion bound (or, with unbind, removed) into
-// the fast paths of the relay advertised as relayAddr.
+// the route of the relay advertised as relayAddr.
 func (rl *Relay) BindChannel(relayAddr, peer net.Addr, number uint16, unbind bool) error {
 	if k, ok := tcpKey(relayAddr); ok {
-		rl.bindTCP(k, number, unbind)
+		rl.bindTCP(k, netaddr.AddrPort(peer), number, unbind)
 		return nil
 	}
 	cc, err := rl.conn(relayAddr)
@@ -94,18 +96,9 @@ func (rl *Relay) BindChannel(relayAddr, peer net.Addr, number uint16, unbind boo
 	if !ok {
 		return nil
 	}
-	peerAP := netaddr.AddrPort(pa)
-	cc.setChannel(peerAP, number, unbind)
-	cp := cc.client.Load()
-	if cp == nil {
-		return nil
-	}
-	k := upKey{client: netaddr.Unmap(cp.addr), server: cc.server, number: number}
-	if unbind {
-		rl.up.del(k, cc)
-		return nil
-	}
-	rl.up.set(k, upRoute{conn: cc, peer: peerAP})
+	cc.bindMu.Lock()
+	bindChannel(cc.route, netaddr.AddrPort(pa), number, unbind)
+	cc.bindMu.Unlock()
 	return nil
 }
 
@@ -113,33 +106,25 @@ func (rl *Relay) BindChannel(relayAddr, peer net.Addr, number uint16, unbind boo
 // permits, and a test for one peer; ok
 // is false when the fast path does not know the client.
 func (rl *Relay) Permissions(t netaddr.FiveTuple) (int, func(netip.Addr) bool, bool) {
-	c := rl.clientConn(t)
-	if c == nil {
-		return rl.tcpPermissions(t)
+	r := rl.routeOf(t)
+	if r == nil {
+		return 0, nil, false
 	}
-	n := 0
-	if p := c.perms.Load(); p != nil {
-		n = len(*p)
-	}
-	return n, c.permitted, true
+	return len(r.Permissions()), r.Permitted, true
 }
 
 // Channels returns how many channels the allocation of a client's 5-tuple
 // binds (as Permissions), and a test for one channel number; ok is false
 // when the client is unknown.
 func (rl *Relay) Channels(t netaddr.FiveTuple) (int, func(uint16) bool, bool) {
-	c := rl.clientConn(t)
-	if c == nil {
-		return rl.tcpChannels(t)
+	r := rl.routeOf(t)
+	if r == nil {
+		return 0, nil, false
 	}
-	chans := c.chans.Load()
-	if chans == nil {
-		return 0, func(uint16) bool { return false }, true
-	}
-	list := *chans
+	list := r.Channels()
 	return len(list), func(num uint16) bool {
 		for _, ch := range list {
-			if ch.number == num {
+			if ch.Number == num {
 				return true
 			}
 		}
@@ -151,25 +136,23 @@ func (rl *Relay) Channels(t netaddr.FiveTuple) (int, func(uint16) bool, bool) {
 // the fast path's keys, giving it a number the first time (serverID).
 // Called per allocation and per socket or connection, never per packet.
 func (rl *Relay) serverOf(addr net.Addr) serverID {
-	k := netaddr.Of(nil, addr)
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	id, ok := rl.servers[k]
-	if !ok {
-		id = serverID(len(rl.servers) + 1) // 0: none
-		rl.servers[k] = id
-	}
-	return id
+	return rl.serverID(netaddr.Of(nil, addr))
 }
 
-// clientConn finds the allocation of a client's 5-tuple.
-func (rl *Relay) clientConn(t netaddr.FiveTuple) *Conn {
+// routeOf finds the route of a client's 5-tuple: a UDP relay's, or an RFC
+// 6062 relay's.
+func (rl *Relay) routeOf(t netaddr.FiveTuple) *bindings.Route {
 	rl.mu.Lock()
 	k, ok := rl.keyOf(t)
 	rl.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	c, _ := rl.byClient.get(k)
-	return c
+	if b, ok := rl.byClient.get(k); ok {
+		return b.route
+	}
+	if r := rl.tcpRelayOf(t); r != nil {
+		return r.route
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pion/transport/v5/reuseport"
 
+	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/traffic"
 )
@@ -36,8 +37,8 @@ const MaxPendingConnects = 8
 type tcpRelay struct {
 	client    clientKey
 	hasClient bool
-	perms     map[netip.Addr]struct{}
-	chans     map[uint16]struct{}
+	route     *bindings.Route        // permissions, channels and the tally (shared with traffic)
+	opened    bool                   // by Open: no deletion report follows its end
 	pending   int                    // peer connections dialling or waiting for ConnectionBind
 	conns     map[*peerConn]struct{} // open peer connections, for Revoke
 	traffic   *tcpTraffic            // their bytes and rate (tcpusage.go)
@@ -46,16 +47,26 @@ type tcpRelay struct {
 // AllocateTCP makes the listener of an RFC 6062 TCP relay, on network
 // ("tcp4" or "tcp6") and port (0: any in the range).
 func (rl *Relay) AllocateTCP(network string, port int) (net.Listener, net.Addr, error) {
-	bind, external, v6, err := rl.family(network)
+	tl, addr, err := rl.listenTCP(network, port, nil)
 	if err != nil {
 		return nil, nil, err
+	}
+	return tl, net.TCPAddrFromAddrPort(addr), nil
+}
+
+// listenTCP makes the listener of an RFC 6062 relay of route (nil: a
+// fresh one, for pion) and returns the address to advertise.
+func (rl *Relay) listenTCP(network string, port int, route *bindings.Route) (*tcpListener, netip.AddrPort, error) {
+	bind, external, v6, err := rl.family(network)
+	if err != nil {
+		return nil, netip.AddrPort{}, err
 	}
 	lc := net.ListenConfig{Control: reuseport.Control}
 	var ln net.Listener
 	var key liveKey
-	err = rl.eachPort(port, v6, func(port int) error {
+	err = rl.eachPort(port, v6, false, func(port int) error {
 		k := liveKey{v6: v6, port: port}
-		if !rl.claimTCP(k) {
+		if !rl.claimTCP(k, route) {
 			return ErrNoFreePort
 		}
 		l, lerr := lc.Listen(context.Background(), network, net.JoinHostPort(bind.String(), strconv.Itoa(port)))
@@ -67,21 +78,27 @@ func (rl *Relay) AllocateTCP(network string, port int) (net.Listener, net.Addr, 
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("allocate tcp relay: %w", err)
+		return nil, netip.AddrPort{}, fmt.Errorf("allocate tcp relay: %w", err)
 	}
 	tl := &tcpListener{Listener: ln, rl: rl, key: key}
 	rl.setListener(key, tl)
-	return tl, &net.TCPAddr{IP: external, Port: ln.Addr().(*net.TCPAddr).Port}, nil
+	return tl, addrPort(external, ln.Addr().(*net.TCPAddr).Port), nil
 }
 
-// claimTCP takes port k for a TCP relay if no relay of any kind holds it.
-func (rl *Relay) claimTCP(k liveKey) bool {
+// claimTCP takes port k for a TCP relay of route (nil: a fresh one) if no
+// relay of any kind holds it.
+func (rl *Relay) claimTCP(k liveKey, route *bindings.Route) bool {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	if rl.live[k] != nil || rl.held[k] != nil || rl.tcp[k] != nil {
 		return false
 	}
-	rl.tcp[k] = &tcpRelay{traffic: newTCPTraffic()}
+	r := &tcpRelay{route: route, opened: route != nil}
+	if route == nil {
+		r.route = &bindings.Route{}
+	}
+	r.traffic = newTCPTraffic(r.route)
+	rl.tcp[k] = r
 	return true
 }
 
@@ -92,7 +109,10 @@ func (rl *Relay) releaseTCP(k liveKey) {
 	if r := rl.tcp[k]; r != nil && r.hasClient && rl.tcpByClient[r.client] == r {
 		delete(rl.tcpByClient, r.client)
 	}
-	if r := rl.tcp[k]; r != nil {
+	if r := rl.tcp[k]; r != nil && r.opened {
+		r.traffic.end()
+		r.route.Usage.Flush(rl.opts.Counters)
+	} else if r != nil {
 		rl.retireTCP(k, r)
 	}
 	delete(rl.tcp, k)
@@ -111,6 +131,9 @@ type tcpListener struct {
 	rl   *Relay
 	key  liveKey
 	once sync.Once
+	// unwatch takes an opened route's listener out of the loop that
+	// accepts its peers (tcpopen.go); nil for pion's, which pion accepts.
+	unwatch func()
 }
 
 // Accept returns the next peer connection pion may offer its client
@@ -125,14 +148,22 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, refused := l.rl.admitPeer(l.key, c.RemoteAddr())
-		if r == nil {
-			l.rl.opts.Counters.PeerConnsRefused[refused].Add(1)
-			_ = c.Close()
-			continue
+		if pc := l.admit(c); pc != nil {
+			return pc, nil
 		}
-		return l.rl.adopt(l.key, r, c), nil
 	}
+}
+
+// admit returns a peer's connection counted on its allocation, or closes
+// it and counts why it was refused (nil).
+func (l *tcpListener) admit(c net.Conn) *peerConn {
+	r, refused := l.rl.admitPeer(l.key, c.RemoteAddr())
+	if r == nil {
+		l.rl.opts.Counters.PeerConnsRefused[refused].Add(1)
+		_ = c.Close()
+		return nil
+	}
+	return l.rl.adopt(l.key, r, c)
 }
 
 // admitPeer counts a peer's connection to the relay of k against its
@@ -165,7 +196,12 @@ func (rl *Relay) forbiddenTCP(addr net.Addr) bool {
 }
 
 func (l *tcpListener) Close() error {
-	l.once.Do(func() { l.rl.releaseTCP(l.key) })
+	l.once.Do(func() {
+		if l.unwatch != nil {
+			l.unwatch() // before the descriptor closes: see Loop.Unwatch
+		}
+		l.rl.releaseTCP(l.key)
+	})
 	return l.Listener.Close()
 }
 
@@ -201,12 +237,22 @@ func (rl *Relay) Connect(network string, relayAddr, peer net.Addr) (net.Conn, er
 	if err != nil {
 		return nil, fmt.Errorf("connect from relay %v: %w", relayAddr, err)
 	}
+	conn, err := rl.dial(network, bind, k, r, peer.String())
+	if err != nil {
+		return nil, err
+	}
+	return conn, nil
+}
+
+// dial connects from the port of relay k to peer, for a Connect counted on
+// r; the Connect stops being pending if the dial fails.
+func (rl *Relay) dial(network string, bind net.IP, k liveKey, r *tcpRelay, peer string) (*peerConn, error) {
 	timeout := rl.opts.ConnectTimeout
 	if timeout <= 0 {
 		timeout = DefaultConnectTimeout
 	}
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: bind, Port: k.port}, Control: reuseport.Control, Timeout: timeout}
-	conn, err := d.Dial(network, peer.String())
+	conn, err := d.Dial(network, peer)
 	if err != nil {
 		rl.endConnect(k, r)
 		return nil, fmt.Errorf("connect tcp relay to peer: %w", err)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/traffic"
 )
 
@@ -20,14 +21,16 @@ import (
 // It outlives the relay's table entry until pion reports the allocation
 // deleted, whose handler reads the final figures (Usage).
 type tcpTraffic struct {
-	tally            traffic.Tally
+	route            *bindings.Route // its Usage is the relay's tally
 	toRate, fromRate limit
 	ln               *tcpListener // closed by Disconnect; nil until AllocateTCP returns it
 	gone             chan struct{}
 	goneOnce         sync.Once
 }
 
-func newTCPTraffic() *tcpTraffic { return &tcpTraffic{gone: make(chan struct{})} }
+func newTCPTraffic(r *bindings.Route) *tcpTraffic {
+	return &tcpTraffic{route: r, gone: make(chan struct{})}
+}
 
 // end stops the relay's traffic: pacing waits return, and reads and writes fail.
 func (t *tcpTraffic) end() { t.goneOnce.Do(func() { close(t.gone) }) }
@@ -134,7 +137,7 @@ func (c *peerConn) readCounted(p []byte) (int, error) {
 	}
 	n, err := c.Conn.Read(c.traffic.fromRate.chunk(p))
 	if n > 0 {
-		c.traffic.tally.FromPeer(c.rl.opts.Counters, 1, n)
+		c.traffic.route.Usage.FromPeer(c.rl.opts.Counters, 1, n)
 		if perr := c.pace(&c.traffic.fromRate, n); perr != nil && err == nil {
 			err = perr
 		}
@@ -155,7 +158,7 @@ func (c *peerConn) writeCounted(p []byte) (int, error) {
 		}
 		n, err := c.Conn.Write(chunk)
 		if n > 0 {
-			c.traffic.tally.ToPeer(c.rl.opts.Counters, n)
+			c.traffic.route.Usage.ToPeer(c.rl.opts.Counters, n)
 		}
 		written += n
 		if err != nil {
@@ -193,7 +196,7 @@ func (rl *Relay) retireTCP(k liveKey, r *tcpRelay) {
 		return
 	}
 	r.traffic.end()
-	r.traffic.tally.Flush(rl.opts.Counters)
+	r.traffic.route.Usage.Flush(rl.opts.Counters)
 	if rl.tcpEnded == nil {
 		rl.tcpEnded = make(map[liveKey]*tcpTraffic)
 	}
@@ -205,7 +208,7 @@ func (rl *Relay) tcpDeleted(k liveKey) {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	if t := rl.tcpEnded[k]; t != nil {
-		t.tally.Flush(rl.opts.Counters) // what its connections counted as they closed
+		t.route.Usage.Flush(rl.opts.Counters) // what its connections counted as they closed
 	}
 	delete(rl.tcpEnded, k)
 }
@@ -224,7 +227,7 @@ func (rl *Relay) tcpUsage(k liveKey, relayAddr net.Addr) (traffic.Usage, error) 
 	if t == nil {
 		return traffic.Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
 	}
-	return t.tally.Usage(), nil
+	return t.route.Usage.Usage(), nil
 }
 
 // tcpDisconnect ends relay k: its peer connections stop at once, and its

@@ -4,26 +4,19 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/internal/wire"
 )
 
-// The uplink fast path: ChannelData from a UDP client goes to its peer
-// through the allocation's relay socket without pion. pion still owns the
-// bindings (ChannelBind, refresh, expiry); the server mirrors them here from
-// pion's channel events, so an expired or deleted channel stops relaying the
-// moment pion drops it.
-
-// upKey identifies a channel from the client side: its address, the
-// server side of its 5-tuple (a server address, or a stream), and the
-// channel number.
-type upKey struct {
-	client netip.AddrPort // unmapped
-	server serverID
-	number uint16
-}
+// The uplink fast path: ChannelData and Send indications from a client go
+// to their peer through the allocation's relay socket without pion. The
+// client's 5-tuple finds its route (byClient); the route's channels and
+// permissions, which the control plane writes, say where the data may go,
+// so an expired or deleted channel stops relaying the moment its writer
+// drops it.
 
 // serverID stands for the server side of a client's 5-tuple in the fast
 // path's keys: one number per turnd address and transport (a client-facing
@@ -35,15 +28,25 @@ type upKey struct {
 // keeps the keys as small as a flag did.
 type serverID uint16
 
-func (k upKey) hash() uint32 { return addrPortHash(k.client) ^ uint32(k.number) }
-
-// upRoute is where a bound channel's data goes: the relay socket and peer.
-type upRoute struct {
-	conn *Conn
-	peer netip.AddrPort
+// binding is a client's allocation as the uplink finds it: its route, and
+// its relay sockets by family (Families.Index) — the socket of the peer's
+// family sends. A single-family relay made for pion sits in both slots, so
+// it sends to any peer as before.
+type binding struct {
+	route *bindings.Route
+	socks [2]*Conn
 }
 
-func (r upRoute) owner() *Conn { return r.conn }
+func (b binding) owner() *bindings.Route { return b.route }
+
+// via is the relay socket that sends to peer; nil when the route has no
+// relay of the peer's family.
+func (b binding) via(peer netip.Addr) *Conn {
+	if peer.Is4() || peer.Is4In6() {
+		return b.socks[0]
+	}
+	return b.socks[1]
+}
 
 // clientKey identifies a client's 5-tuple: its address and its server side.
 type clientKey struct {
@@ -61,8 +64,6 @@ func (rl *Relay) keyOf(t netaddr.FiveTuple) (clientKey, bool) {
 	id, ok := rl.servers[netaddr.FiveTuple{Server: t.Server, TCP: t.TCP}]
 	return clientKey{client: t.Client, server: id}, ok
 }
-
-func (c *Conn) owner() *Conn { return c }
 
 // RelayFor returns the fast path of the client-facing UDP socket lane: it
 // relays one data packet from a client of lane — ChannelData on a bound
@@ -102,16 +103,20 @@ func (rl *Relay) relaySend(pkt []byte, client netip.AddrPort, server serverID) b
 	if !ok {
 		return false
 	}
-	c, ok := rl.byClient.get(clientKey{client: netaddr.Unmap(client), server: server})
+	b, ok := rl.byClient.get(clientKey{client: netaddr.Unmap(client), server: server})
 	if !ok {
 		return false
 	}
 	peer = netaddr.Unmap(peer)
+	c := b.via(peer.Addr())
+	if c == nil {
+		return false // no relay of the peer's family: the control plane drops it
+	}
 	if peer.Port() == 0 || (rl.opts.Forbidden != nil && rl.opts.Forbidden(peer)) {
 		c.dropTo(traffic.ForbiddenPeer, len(data))
 		return true // taken, and dropped: no peer, or turnd itself
 	}
-	if !c.permitted(peer.Addr()) {
+	if !b.route.Permitted(peer.Addr()) {
 		return false // pion drops it, as §11.2 asks
 	}
 	c.relayUp(data, peer)
@@ -123,10 +128,18 @@ func (rl *Relay) relayChannelData(pkt []byte, client netip.AddrPort, server serv
 	if !ok {
 		return false // truncated: pion drops it with a log line
 	}
-	r, ok := rl.up.get(upKey{client: netaddr.Unmap(client), server: server, number: number})
+	b, ok := rl.byClient.get(clientKey{client: netaddr.Unmap(client), server: server})
 	if !ok {
 		return false
 	}
-	r.conn.relayUp(payload, r.peer)
+	peer, ok := b.route.Peer(number)
+	if !ok {
+		return false
+	}
+	c := b.via(peer.Addr())
+	if c == nil {
+		return false
+	}
+	c.relayUp(payload, peer)
 	return true
 }

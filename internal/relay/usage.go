@@ -28,7 +28,7 @@ func (rl *Relay) Usage(relayAddr net.Addr) (traffic.Usage, error) {
 	if c == nil {
 		return traffic.Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
 	}
-	return c.tally.Usage(), nil
+	return c.route.Usage.Usage(), nil
 }
 
 // Disconnect ends the allocation whose relay was advertised as relayAddr

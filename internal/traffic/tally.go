@@ -24,6 +24,10 @@ type Tally struct {
 	// socket (28 or 48 bytes; 0 for RFC 6062 relays), for HeaderBytes;
 	// set before the first packet.
 	Header uint64
+	// to6 and from6 count the IPv6 socket of an allocation that may have
+	// relays of both families, whose datagrams carry Header6 instead.
+	to6, from6 flow
+	Header6    uint64
 	// unpermitted counts peers' datagrams with neither a permission nor
 	// a channel; limitedTo and limitedFrom those past a rate.
 	unpermitted, limitedTo, limitedFrom flow
@@ -104,6 +108,22 @@ func (t *Tally) FromPeer(c *Counters, pkts, bytes int) {
 	t.from.add(pkts, bytes, t.fromSink(c))
 }
 
+// ToPeer6 is ToPeer on the IPv6 relay of an allocation with Header6.
+func (t *Tally) ToPeer6(c *Counters, n int) { t.to6.add(1, n, t.toSink6(c)) }
+
+// FromPeer6 is FromPeer on the IPv6 relay of an allocation with Header6.
+func (t *Tally) FromPeer6(c *Counters, pkts, bytes int) {
+	t.from6.add(pkts, bytes, t.fromSink6(c))
+}
+
+func (t *Tally) toSink6(c *Counters) sink {
+	return sink{pkts: &c.ToPeerPackets, bytes: &c.ToPeerBytes, headers: &c.HeaderBytes, header: t.Header6}
+}
+
+func (t *Tally) fromSink6(c *Counters) sink {
+	return sink{pkts: &c.FromPeerPackets, bytes: &c.FromPeerBytes, headers: &c.HeaderBytes, header: t.Header6}
+}
+
 // UnpermittedFrom counts a peer's datagram of n bytes discarded for want
 // of a permission or channel.
 func (t *Tally) UnpermittedFrom(c *Counters, n int) {
@@ -124,6 +144,8 @@ func (t *Tally) Limited(c *Counters, toPeer bool, n int) {
 func (t *Tally) Flush(c *Counters) {
 	t.to.publish(t.toSink(c))
 	t.from.publish(t.fromSink(c))
+	t.to6.publish(t.toSink6(c))
+	t.from6.publish(t.fromSink6(c))
 	t.unpermitted.publish(dropSink(&c.DroppedToClient[NoPermission]))
 	t.limitedTo.publish(dropSink(&c.DroppedToPeer[RateLimited]))
 	t.limitedFrom.publish(dropSink(&c.DroppedToClient[RateLimited]))
@@ -132,9 +154,10 @@ func (t *Tally) Flush(c *Counters) {
 // Usage is what the tally counted since it began.
 func (t *Tally) Usage() Usage {
 	return Usage{
-		ToPeerPackets: t.to.pkts.Load(), ToPeerBytes: t.to.bytes.Load(),
-		FromPeerPackets: t.from.pkts.Load(), FromPeerBytes: t.from.bytes.Load(),
-		Permissions: t.perms.Load(), Channels: t.chans.Load(),
+		ToPeerPackets: t.to.pkts.Load() + t.to6.pkts.Load(), ToPeerBytes: t.to.bytes.Load() + t.to6.bytes.Load(),
+		FromPeerPackets: t.from.pkts.Load() + t.from6.pkts.Load(),
+		FromPeerBytes:   t.from.bytes.Load() + t.from6.bytes.Load(),
+		Permissions:     t.perms.Load(), Channels: t.chans.Load(),
 		RateLimited:  t.limitedTo.pkts.Load() + t.limitedFrom.pkts.Load(),
 		NoPermission: t.unpermitted.pkts.Load(),
 	}
