@@ -32,7 +32,11 @@ func (h *Handler) allocate(r *Request) {
 	// as the first time).
 	if a := r.Alloc; a != nil {
 		if a.TxID == m.TransactionID && a.User == r.User {
-			h.allocated(r, a, 0, nil, ask(m, a, p.Families))
+			var token []byte // the first success's, while it is not redeemed
+			if res, ok := a.Held(); ok {
+				token = res.Token[:]
+			}
+			h.allocated(r, a, 0, token, ask(m, a, p.Families))
 			return
 		}
 		h.fail(r, stun.CodeAllocMismatch)
@@ -158,17 +162,18 @@ func (h *Handler) open(r *Request, ticket allocation.Ticket, w bindings.Want, fa
 		ticket.Cancel()
 		h.relays.Close(route, w.Families)
 		if relayed.Held != 0 {
-			h.relays.Unhold(relayed.Held, false)
+			h.relays.Unhold(relayed.Held, heldV6(relayed))
 		}
 		h.fail(r, stun.CodeAllocMismatch)
 		return
 	}
 	var token []byte
 	if w.Reserve && relayed.Held != 0 {
-		tok, err := h.table.Reserve(allocation.Reservation{Port: relayed.Held, User: r.User,
+		v6 := heldV6(relayed)
+		tok, err := h.table.Reserve(allocation.Reservation{Port: relayed.Held, V6: v6, User: r.User,
 			Expires: r.Now.Add(allocation.ReservationLifetime), Holder: a.Tuple})
 		if err != nil {
-			h.relays.Unhold(relayed.Held, false) // raced past the cap: the pair without its token
+			h.relays.Unhold(relayed.Held, v6) // raced past the cap: the pair without its token
 		} else {
 			token = tok[:]
 		}
@@ -250,6 +255,12 @@ func addressErrors(fams familyAsk, relayed bindings.Relayed) []stun.Setter {
 	}
 	return out
 }
+
+// heldV6 reports whether the port held for a reservation is an IPv6 one:
+// R=1 reserves for the IPv4 address, or for the only one of an IPv6
+// allocation, and the token must name that family for its redemption and
+// its release.
+func heldV6(relayed bindings.Relayed) bool { return !relayed.Addr[0].IsValid() }
 
 // firstRefusal is why the relay opened no address at all.
 func firstRefusal(relayed bindings.Relayed) error {

@@ -1,0 +1,48 @@
+package turn_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/internal/bindings"
+)
+
+// TestReservedIPv6Port holds EVEN-PORT R=1 on an IPv6 allocation: the
+// held port is an IPv6 one, so its token redeems for IPv6 and an unused
+// one releases the IPv6 port.
+func TestReservedIPv6Port(t *testing.T) {
+	e := newEnv(t)
+	v6 := rawAttr(stun.AttrRequestedAddressFamily, 2, 0, 0, 0)
+	token, err := e.allocate(t, client(1), v6, rawAttr(stun.AttrEvenPort, 0x80)).Get(stun.AttrReservationToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := e.allocate(t, client(2), rawAttr(stun.AttrReservationToken, token...))
+	if got := relayedOf(t, resp); len(got) != 1 || got[0].Addr() != relay6 || got[0].Port() != 50001 {
+		t.Errorf("the token gave %v, want [%v]:50001", got, relay6)
+	}
+	if w := e.relays.opened[1]; w.Families != bindings.V6 || w.Port != 50001 {
+		t.Errorf("relay asked %+v for the token", w)
+	}
+}
+
+// TestRetransmittedAllocateKeepsToken holds RFC 8656 §7.2 step 2's "same
+// success" for an Allocate that reserved: the retransmission's answer
+// carries the same RESERVATION-TOKEN, without which the client could never
+// redeem the port held for it.
+func TestRetransmittedAllocateKeepsToken(t *testing.T) {
+	e := newEnv(t)
+	pkt := e.build(t, stun.MethodAllocate, aliceUser(), transportUDP(), rawAttr(stun.AttrEvenPort, 0x80))
+	first := e.do(t, client(1), pkt)
+	again := e.do(t, client(1), pkt)
+	a, errA := first.Get(stun.AttrReservationToken)
+	b, errB := again.Get(stun.AttrReservationToken)
+	if errA != nil || errB != nil || !slices.Equal(a, b) {
+		t.Errorf("tokens %x (%v), then %x (%v)", a, errA, b, errB)
+	}
+	if got, want := attrTypes(again), attrTypes(first); !slices.Equal(got, want) {
+		t.Errorf("retransmission's attributes %v, first %v", got, want)
+	}
+}
