@@ -75,7 +75,7 @@ func (h *Handler) allocate(r *Request) {
 	// reason, the server rejects the request with a 508 (Insufficient
 	// Capacity) error." The token names the port, and its family.
 	if want.token != nil {
-		res, ok := h.table.TakeReservation(want.token, r.Now)
+		res, ok := h.table.TakeUserReservation(want.token, r.User, r.Now)
 		if !ok {
 			refuse(stun.CodeInsufficientCapacity, RefusedCapacity)
 			return

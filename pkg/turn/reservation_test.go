@@ -6,6 +6,7 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/bindings"
 )
 
@@ -44,5 +45,24 @@ func TestRetransmittedAllocateKeepsToken(t *testing.T) {
 	}
 	if got, want := attrTypes(again), attrTypes(first); !slices.Equal(got, want) {
 		t.Errorf("retransmission's attributes %v, first %v", got, want)
+	}
+}
+
+// TestReservationTokenOfAnotherUser holds a RESERVATION-TOKEN to its user:
+// another user presenting it is refused 508 (RFC 8656 §7.2 step 5, a token
+// not valid for it), and the token stays its owner's.
+func TestReservationTokenOfAnotherUser(t *testing.T) {
+	e := newEnv(t)
+	token, err := e.allocate(t, client(1), rawAttr(stun.AttrEvenPort, 0x80)).Get(stun.AttrReservationToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	carol := user{"carol", auth.LongTermKey("carol", realm, "carol-password")}
+	stolen := e.do(t, client(2), e.build(t, stun.MethodAllocate, carol, transportUDP(), rawAttr(stun.AttrReservationToken, token...)))
+	if !isCode(stolen, 508) {
+		t.Fatalf("another user's token answered %v", attrTypes(stolen))
+	}
+	if resp := e.allocate(t, client(3), rawAttr(stun.AttrReservationToken, token...)); relayedOf(t, resp)[0].Port() != 50001 {
+		t.Errorf("the owner's token gave %v", relayedOf(t, resp))
 	}
 }
