@@ -31,15 +31,7 @@ func (h *Handler) allocate(r *Request) {
 	// again, whose success was lost (§7.2: a retransmission is answered
 	// as the first time).
 	if a := r.Alloc; a != nil {
-		if a.TxID == m.TransactionID && a.User == r.User {
-			var token []byte // the first success's, while it is not redeemed
-			if res, ok := a.Held(); ok {
-				token = res.Token[:]
-			}
-			h.allocated(r, a, 0, token, ask(m, a, p.Families))
-			return
-		}
-		h.fail(r, stun.CodeAllocMismatch)
+		h.again(r, a)
 		return
 	}
 	// Step 8, taken early: "the server MAY choose to reject the request
@@ -164,6 +156,10 @@ func (h *Handler) open(r *Request, ticket allocation.Ticket, w bindings.Want, fa
 		if relayed.Held != 0 {
 			h.relays.Unhold(relayed.Held, heldV6(relayed))
 		}
+		if a, ok := h.table.Get(r.From.Tuple); ok {
+			h.again(r, a) // a retransmission served alongside gets its success
+			return
+		}
 		h.fail(r, stun.CodeAllocMismatch)
 		return
 	}
@@ -183,6 +179,21 @@ func (h *Handler) open(r *Request, ticket allocation.Ticket, w bindings.Want, fa
 	}
 	h.events.Created(a)
 	h.allocated(r, a, lifetime, token, addressErrors(fams, relayed))
+}
+
+// again answers an Allocate on a 5-tuple that has allocation a: the same
+// success when it is a's Allocate again (same transaction, same user), its
+// first answer lost, else 437 (§7.2 step 2).
+func (h *Handler) again(r *Request, a *allocation.Allocation) {
+	if a.TxID != r.Msg.TransactionID || a.User != r.User {
+		h.fail(r, stun.CodeAllocMismatch)
+		return
+	}
+	var token []byte // the first success's, while it is not redeemed
+	if res, ok := a.Held(); ok {
+		token = res.Token[:]
+	}
+	h.allocated(r, a, 0, token, ask(r.Msg, a, r.policy.Families))
 }
 
 // allocated answers an Allocate with its success: "An XOR-RELAYED-ADDRESS

@@ -66,3 +66,34 @@ func TestReservationTokenOfAnotherUser(t *testing.T) {
 		t.Errorf("the owner's token gave %v", relayedOf(t, resp))
 	}
 }
+
+// TestRetransmittedAllocateAlongside: a retransmission served while the
+// first Allocate is still opening its relay (two readers of one socket)
+// loses the insert race; it is still the same request, and gets the
+// success the winner got (RFC 8656 §7.2 step 2), not 437.
+func TestRetransmittedAllocateAlongside(t *testing.T) {
+	e := newEnv(t)
+	c, l := udpClient(1)
+	pkt := e.build(t, stun.MethodAllocate, aliceUser(), transportUDP())
+	e.relays.onOpen = func() { e.h.Serve(pkt, c) } // the retransmission, served inside the first's Open
+	e.h.Serve(pkt, c)
+	got := l.take()
+	if len(got) != 2 {
+		t.Fatalf("%d answers, want 2", len(got))
+	}
+	var relayed [][]byte
+	for _, b := range got {
+		m := &stun.Message{Raw: b}
+		if err := m.Decode(); err != nil {
+			t.Fatal(err)
+		}
+		if !isCode(m, 0) {
+			t.Fatalf("answered %v, want the success twice", attrTypes(m))
+		}
+		v, _ := m.Get(stun.AttrXORRelayedAddress)
+		relayed = append(relayed, v)
+	}
+	if !slices.Equal(relayed[0], relayed[1]) || e.table.Count() != 1 {
+		t.Errorf("relayed %x and %x, table counts %d", relayed[0], relayed[1], e.table.Count())
+	}
+}
