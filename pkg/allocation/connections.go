@@ -26,7 +26,9 @@ type peerConn struct {
 // §5.3) and returns its CONNECTION-ID, unique in the table. Unless bound
 // by ConnectionBindTimeout from now, it is dropped and Hooks.ConnExpired
 // called. A second connection to the same peer is ErrConnectionExists
-// (446), past max connections ErrConnectionQuota (0: no cap).
+// (446); past max connections waiting for their ConnectionBind,
+// ErrConnectionQuota (0: no cap). Bound ones are data connections, no
+// longer pending, and do not count.
 func (t *Table) AddConnection(a *Allocation, peer netip.AddrPort, now time.Time, max int) (uint32, error) {
 	peer = netaddr.Unmap(peer)
 	t.mu.Lock()
@@ -34,12 +36,16 @@ func (t *Table) AddConnection(a *Allocation, peer netip.AddrPort, now time.Time,
 	if a.ending != 0 || a.t != t {
 		return 0, ErrGone
 	}
+	pending := 0
 	for _, c := range a.conns {
 		if c.peer == peer {
 			return 0, ErrConnectionExists
 		}
+		if !c.bound {
+			pending++
+		}
 	}
-	if max > 0 && len(a.conns) >= max {
+	if max > 0 && pending >= max {
 		return 0, ErrConnectionQuota
 	}
 	var id uint32
