@@ -11,8 +11,7 @@ import (
 )
 
 // allocate serves an authenticated Allocate: RFC 8656 §7.2, in the order
-// of docs/control-plane.md 2.5 (the step numbers are RFC 5766's, as pion
-// and the gate quoted them).
+// of docs/control-plane.md 2.5 (the step numbers are RFC 5766 §6.2's).
 func (h *Handler) allocate(r *Request) {
 	m, p := r.Msg, r.policy
 	method := m.Type.Method.String()
