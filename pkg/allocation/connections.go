@@ -91,6 +91,25 @@ func (t *Table) BindConnection(id uint32, now time.Time) (*Allocation, netip.Add
 	return a, c.peer, nil
 }
 
+// ConnectionReady restarts connection id's bind deadline at
+// ConnectionBindTimeout from now: its Connect's dial succeeded, and RFC
+// 6062 §5.2's 30 seconds for the ConnectionBind run from the success, not
+// from the request. False when the record is gone (its allocation ended,
+// or it was dropped while dialling).
+func (t *Table) ConnectionReady(id uint32, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	a, ok := t.byConn[id]
+	if !ok {
+		return false
+	}
+	if c := a.conns[id]; !c.bound {
+		c.expires = now.Add(ConnectionBindTimeout)
+		t.schedule(&c.item, c.expires, due{kind: dueConnection, a: a, entry: c})
+	}
+	return true
+}
+
 // DropConnection forgets connection id (its peer or client side closed).
 func (t *Table) DropConnection(id uint32) {
 	t.mu.Lock()
