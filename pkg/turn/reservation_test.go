@@ -6,7 +6,6 @@ import (
 
 	"github.com/pion/stun/v4"
 
-	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/bindings"
 )
 
@@ -57,8 +56,7 @@ func TestReservationTokenOfAnotherUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	carol := user{"carol", auth.LongTermKey("carol", realm, "carol-password")}
-	stolen := e.do(t, client(2), e.build(t, stun.MethodAllocate, carol, transportUDP(), rawAttr(stun.AttrReservationToken, token...)))
+	stolen := e.do(t, client(2), e.build(t, stun.MethodAllocate, carolUser(), transportUDP(), rawAttr(stun.AttrReservationToken, token...)))
 	if !isCode(stolen, 508) {
 		t.Fatalf("another user's token answered %v", attrTypes(stolen))
 	}
