@@ -210,7 +210,9 @@ func (h *Handler) allocated(r *Request, a *allocation.Allocation, lifetime time.
 		if addr, ok := a.Relayed(f); ok {
 			attrs = append(attrs, xorAddress{stun.AttrXORRelayedAddress, addr})
 			if lifetime == 0 {
-				lifetime = (a.Expires(f).Sub(r.Now) + time.Second - 1).Truncate(time.Second)
+				// Never negative: the deadline may have passed an instant
+				// before Expire gets to it.
+				lifetime = max(0, (a.Expires(f).Sub(r.Now) + time.Second - 1).Truncate(time.Second))
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package turn_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/pion/stun/v4"
 
@@ -93,5 +94,18 @@ func TestRetransmittedAllocateAlongside(t *testing.T) {
 	}
 	if !slices.Equal(relayed[0], relayed[1]) || e.table.Count() != 1 {
 		t.Errorf("relayed %x and %x, table counts %d", relayed[0], relayed[1], e.table.Count())
+	}
+}
+
+// TestRetransmissionPastTheDeadline: a retransmitted Allocate answered
+// after its allocation's deadline passed but before Expire ran reports a
+// LIFETIME of 0, not the time left wrapped round to 136 years.
+func TestRetransmissionPastTheDeadline(t *testing.T) {
+	e := newEnv(t)
+	pkt := e.build(t, stun.MethodAllocate, aliceUser(), transportUDP())
+	e.do(t, client(1), pkt)
+	e.clock.Advance(e.policy.DefaultLifetime + 2*time.Second)
+	if got := lifetimeOf(t, e.do(t, client(1), pkt)); got != 0 {
+		t.Errorf("LIFETIME %v past the deadline", got)
 	}
 }
