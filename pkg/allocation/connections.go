@@ -26,7 +26,9 @@ type peerConn struct {
 // §5.3) and returns its CONNECTION-ID, unique in the table. Unless bound
 // by ConnectionBindTimeout from now, it is dropped and Hooks.ConnExpired
 // called. A second connection to the same peer is ErrConnectionExists
-// (446), past max connections ErrConnectionQuota (0: no cap).
+// (446); past max connections waiting for their ConnectionBind,
+// ErrConnectionQuota (0: no cap). Bound ones are data connections, no
+// longer pending, and do not count.
 func (t *Table) AddConnection(a *Allocation, peer netip.AddrPort, now time.Time, max int) (uint32, error) {
 	peer = netaddr.Unmap(peer)
 	t.mu.Lock()
@@ -34,12 +36,16 @@ func (t *Table) AddConnection(a *Allocation, peer netip.AddrPort, now time.Time,
 	if a.ending != 0 || a.t != t {
 		return 0, ErrGone
 	}
+	pending := 0
 	for _, c := range a.conns {
 		if c.peer == peer {
 			return 0, ErrConnectionExists
 		}
+		if !c.bound {
+			pending++
+		}
 	}
-	if max > 0 && len(a.conns) >= max {
+	if max > 0 && pending >= max {
 		return 0, ErrConnectionQuota
 	}
 	var id uint32
@@ -83,6 +89,25 @@ func (t *Table) BindConnection(id uint32, now time.Time) (*Allocation, netip.Add
 	c.expires = time.Time{}
 	t.unschedule(&c.item)
 	return a, c.peer, nil
+}
+
+// ConnectionReady restarts connection id's bind deadline at
+// ConnectionBindTimeout from now: its Connect's dial succeeded, and RFC
+// 6062 §5.2's 30 seconds for the ConnectionBind run from the success, not
+// from the request. False when the record is gone (its allocation ended,
+// or it was dropped while dialling).
+func (t *Table) ConnectionReady(id uint32, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	a, ok := t.byConn[id]
+	if !ok {
+		return false
+	}
+	if c := a.conns[id]; !c.bound {
+		c.expires = now.Add(ConnectionBindTimeout)
+		t.schedule(&c.item, c.expires, due{kind: dueConnection, a: a, entry: c})
+	}
+	return true
 }
 
 // DropConnection forgets connection id (its peer or client side closed).

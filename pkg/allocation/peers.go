@@ -56,9 +56,11 @@ func (t *Table) Permit(a *Allocation, peers []netip.Addr, now time.Time, max int
 		if a.permission(p) == nil && !seen(peers[:i], p) {
 			fresh++
 		}
-	}
-	if max > 0 && len(a.perms)+fresh > max {
-		return ErrPermissionQuota
+		// Refused as soon as the cap is passed: seen is linear, and a
+		// request may carry thousands of peers.
+		if max > 0 && len(a.perms)+fresh > max {
+			return ErrPermissionQuota
+		}
 	}
 	for _, p := range peers {
 		t.permit(a, p.Unmap(), now)

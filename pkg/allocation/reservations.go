@@ -81,6 +81,18 @@ func (t *Table) putReservation(r Reservation, a *Allocation) {
 // to open for a new allocation. An unknown, used or expired token is
 // false.
 func (t *Table) TakeReservation(token []byte, now time.Time) (Reservation, bool) {
+	return t.takeReservation(token, func(string) bool { return true }, now)
+}
+
+// TakeUserReservation is TakeReservation for a token user reserved: one
+// of another user's is false and stays valid for its own user, so that a
+// token seen by someone else cannot take a user's partner port (RFC 8656
+// §7.2 step 5: a token not valid "for some reason" is refused).
+func (t *Table) TakeUserReservation(token []byte, user string, now time.Time) (Reservation, bool) {
+	return t.takeReservation(token, func(u string) bool { return u == user }, now)
+}
+
+func (t *Table) takeReservation(token []byte, owner func(string) bool, now time.Time) (Reservation, bool) {
 	var k [8]byte
 	if len(token) != len(k) {
 		return Reservation{}, false
@@ -89,7 +101,7 @@ func (t *Table) TakeReservation(token []byte, now time.Time) (Reservation, bool)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.tokens[k]
-	if !ok || !now.Before(e.r.Expires) {
+	if !ok || !now.Before(e.r.Expires) || !owner(e.r.User) {
 		return Reservation{}, false
 	}
 	t.forgetReservation(e)

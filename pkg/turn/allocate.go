@@ -11,8 +11,7 @@ import (
 )
 
 // allocate serves an authenticated Allocate: RFC 8656 §7.2, in the order
-// of docs/control-plane.md 2.5 (the step numbers are RFC 5766's, as pion
-// and the gate quoted them).
+// of docs/control-plane.md 2.5 (the step numbers are RFC 5766 §6.2's).
 func (h *Handler) allocate(r *Request) {
 	m, p := r.Msg, r.policy
 	method := m.Type.Method.String()
@@ -31,11 +30,7 @@ func (h *Handler) allocate(r *Request) {
 	// again, whose success was lost (§7.2: a retransmission is answered
 	// as the first time).
 	if a := r.Alloc; a != nil {
-		if a.TxID == m.TransactionID && a.User == r.User {
-			h.allocated(r, a, 0, nil, ask(m, a, p.Families))
-			return
-		}
-		h.fail(r, stun.CodeAllocMismatch)
+		h.again(r, a)
 		return
 	}
 	// Step 8, taken early: "the server MAY choose to reject the request
@@ -71,7 +66,7 @@ func (h *Handler) allocate(r *Request) {
 	// reason, the server rejects the request with a 508 (Insufficient
 	// Capacity) error." The token names the port, and its family.
 	if want.token != nil {
-		res, ok := h.table.TakeReservation(want.token, r.Now)
+		res, ok := h.table.TakeUserReservation(want.token, r.User, r.Now)
 		if !ok {
 			refuse(stun.CodeInsufficientCapacity, RefusedCapacity)
 			return
@@ -158,17 +153,22 @@ func (h *Handler) open(r *Request, ticket allocation.Ticket, w bindings.Want, fa
 		ticket.Cancel()
 		h.relays.Close(route, w.Families)
 		if relayed.Held != 0 {
-			h.relays.Unhold(relayed.Held, false)
+			h.relays.Unhold(relayed.Held, heldV6(relayed))
+		}
+		if a, ok := h.table.Get(r.From.Tuple); ok {
+			h.again(r, a) // a retransmission served alongside gets its success
+			return
 		}
 		h.fail(r, stun.CodeAllocMismatch)
 		return
 	}
 	var token []byte
 	if w.Reserve && relayed.Held != 0 {
-		tok, err := h.table.Reserve(allocation.Reservation{Port: relayed.Held, User: r.User,
+		v6 := heldV6(relayed)
+		tok, err := h.table.Reserve(allocation.Reservation{Port: relayed.Held, V6: v6, User: r.User,
 			Expires: r.Now.Add(allocation.ReservationLifetime), Holder: a.Tuple})
 		if err != nil {
-			h.relays.Unhold(relayed.Held, false) // raced past the cap: the pair without its token
+			h.relays.Unhold(relayed.Held, v6) // raced past the cap: the pair without its token
 		} else {
 			token = tok[:]
 		}
@@ -178,6 +178,21 @@ func (h *Handler) open(r *Request, ticket allocation.Ticket, w bindings.Want, fa
 	}
 	h.events.Created(a)
 	h.allocated(r, a, lifetime, token, addressErrors(fams, relayed))
+}
+
+// again answers an Allocate on a 5-tuple that has allocation a: the same
+// success when it is a's Allocate again (same transaction, same user), its
+// first answer lost, else 437 (§7.2 step 2).
+func (h *Handler) again(r *Request, a *allocation.Allocation) {
+	if a.TxID != r.Msg.TransactionID || a.User != r.User {
+		h.fail(r, stun.CodeAllocMismatch)
+		return
+	}
+	var token []byte // the first success's, while it is not redeemed
+	if res, ok := a.Held(); ok {
+		token = res.Token[:]
+	}
+	h.allocated(r, a, 0, token, ask(r.Msg, a, r.policy.Families))
 }
 
 // allocated answers an Allocate with its success: "An XOR-RELAYED-ADDRESS
@@ -195,7 +210,9 @@ func (h *Handler) allocated(r *Request, a *allocation.Allocation, lifetime time.
 		if addr, ok := a.Relayed(f); ok {
 			attrs = append(attrs, xorAddress{stun.AttrXORRelayedAddress, addr})
 			if lifetime == 0 {
-				lifetime = (a.Expires(f).Sub(r.Now) + time.Second - 1).Truncate(time.Second)
+				// Never negative: the deadline may have passed an instant
+				// before Expire gets to it.
+				lifetime = max(0, (a.Expires(f).Sub(r.Now) + time.Second - 1).Truncate(time.Second))
 			}
 		}
 	}
@@ -250,6 +267,12 @@ func addressErrors(fams familyAsk, relayed bindings.Relayed) []stun.Setter {
 	}
 	return out
 }
+
+// heldV6 reports whether the port held for a reservation is an IPv6 one:
+// R=1 reserves for the IPv4 address, or for the only one of an IPv6
+// allocation, and the token must name that family for its redemption and
+// its release.
+func heldV6(relayed bindings.Relayed) bool { return !relayed.Addr[0].IsValid() }
 
 // firstRefusal is why the relay opened no address at all.
 func firstRefusal(relayed bindings.Relayed) error {

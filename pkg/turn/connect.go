@@ -63,6 +63,14 @@ func (h *Handler) connect(r *Request) {
 	// The answer outlives Serve: it keeps the transaction, not the message.
 	later := r.detach(&a.Route.Client)
 	done := func(err error) {
+		if err == nil && !h.table.ConnectionReady(id, h.now()) {
+			// The allocation ended while the relay dialled: nobody will
+			// bind the peer, so it is closed here.
+			if c, ok := h.relays.TakePeer(a.Route, id); ok {
+				_ = c.Close()
+			}
+			err = allocation.ErrNoConnection
+		}
 		if err != nil {
 			h.table.DropConnection(id)
 			h.fail(later, stun.CodeConnTimeoutOrFailure)

@@ -38,7 +38,7 @@ type familyAsk struct {
 //   - "If the server does not support the address family requested by the
 //     client in REQUESTED-ADDRESS-FAMILY [...] it MUST generate an Allocate
 //     error response [with] 440 (Address Family not Supported)"; a value
-//     of the wrong size is 400, as pion had it;
+//     of the wrong size is malformed, 400;
 //   - "If the REQUESTED-ADDRESS-FAMILY attribute is absent and the server
 //     supports the IPv4 address family, the server MUST allocate an IPv4
 //     relayed transport address": IPv4 by default, and the IPv6 one where

@@ -8,7 +8,8 @@ import (
 )
 
 // requestedLifetime reads LIFETIME (RFC 8656 §18.2); false when the request
-// has none or a malformed one, which counts as none: pion took it so.
+// has none or a malformed one, which counts as none: the default is
+// granted rather than the request refused over an optional attribute.
 func requestedLifetime(m *stun.Message) (time.Duration, bool) {
 	v, err := m.Get(stun.AttrLifetime)
 	if err != nil || len(v) != 4 {

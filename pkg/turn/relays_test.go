@@ -23,7 +23,8 @@ type relays struct {
 	unheld   []int
 	connects []connectCall
 	peers    map[uint32]*peerConn
-	connErr  error // Connect's own return
+	connErr  error  // Connect's own return
+	onOpen   func() // called once, by the next Open, before it opens
 }
 
 type connectCall struct {
@@ -48,6 +49,10 @@ var (
 )
 
 func (r *relays) Open(_ *bindings.Route, w bindings.Want) (bindings.Relayed, error) {
+	if f := r.onOpen; f != nil {
+		r.onOpen = nil
+		f()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.opened = append(r.opened, w)

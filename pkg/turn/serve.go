@@ -69,8 +69,8 @@ func (h *Handler) Serve(msg []byte, from *bindings.Client) {
 	case wire.TypeAllocateRequest, wire.TypeRefreshRequest, wire.TypeCreatePermissionRequest,
 		wire.TypeChannelBindRequest, wire.TypeConnectRequest, wire.TypeConnectionBindRequest:
 	default:
-		// RFC 8489 §6.3.1: a request of an unknown method is answered 400
-		// (pion stays silent). Nobody is authenticated for it.
+		// RFC 8489 §6.3.1: a request of an unknown method is answered 400.
+		// Nobody is authenticated for it.
 		if h.admitUnverified(r) {
 			h.fail(r, stun.CodeBadRequest)
 		}
