@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"io"
 	"net"
 	"sync"
@@ -204,6 +205,28 @@ func (c *clientConn) teardown() {
 			_ = peer.Close()
 		}
 	})
+}
+
+// waitWritten waits until every answer the connection took is written:
+// its outbox, then (plain TCP) the remainder a TryWrite left to mmsg.Raw's
+// background writer, which a Write queues behind. It returns ctx's error
+// if ctx ends first; a connection that is gone has nothing left to write.
+func (c *clientConn) waitWritten(ctx context.Context) error {
+	if err := c.out.waitEmpty(ctx); err != nil || c.raw == nil {
+		return err
+	}
+	written := make(chan struct{})
+	go func() { // ends with the connection if ctx ends first
+		_, _ = c.raw.Write(nil)
+		close(written)
+	}()
+	select {
+	case <-written:
+	case <-c.out.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
 }
 
 // stop is Stop for this connection: its reader returns after the message

@@ -42,6 +42,9 @@ func (e *Edge) ServeUDP(sock *mmsg.Socket, fast FastPath, h Handler) error {
 	l.client = bindings.Client{Tuple: netaddr.FiveTuple{Server: netaddr.AddrPort(sock.LocalAddr())}, Lane: sock}
 	for {
 		buf, n, from, err := batch.Next()
+		if e.own.halted.Load() {
+			return nil // the rest of the batch is left unserved, as Stop promises
+		}
 		if err != nil {
 			if e.stopping() {
 				return nil

@@ -22,23 +22,27 @@ type recorder struct {
 	handled [][]byte // the handler's alone
 	taken   [][]byte // the fast path's alone
 	froms   []bindings.Client
-	inside  map[netipKey]int
+	each    map[string][][]byte // seen, per client address
+	inside  map[string]int
 	overlap bool
 	changed chan struct{} // a coalesced signal per frame seen
 
 	// take says which data frames the fast path takes; nil: ChannelData.
 	take func(frame []byte) bool
+	// check, if not nil, runs as each frame is seen, in the caller's goroutine.
+	check func()
 	// serve, if not nil, runs inside the handler after recording.
 	serve func(msg []byte, from *bindings.Client)
 }
 
-type netipKey = string
-
 func newRecorder() *recorder {
-	return &recorder{inside: map[netipKey]int{}, changed: make(chan struct{}, 1)}
+	return &recorder{inside: map[string]int{}, each: map[string][][]byte{}, changed: make(chan struct{}, 1)}
 }
 
 func (r *recorder) enter(key string, frame []byte, into *[][]byte) {
+	if r.check != nil {
+		r.check()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.inside[key]++
@@ -47,6 +51,7 @@ func (r *recorder) enter(key string, frame []byte, into *[][]byte) {
 	}
 	cp := append([]byte(nil), frame...)
 	r.seen = append(r.seen, cp)
+	r.each[key] = append(r.each[key], cp)
 	*into = append(*into, cp)
 	select {
 	case r.changed <- struct{}{}:

@@ -15,6 +15,7 @@ import (
 type ownPlane struct {
 	mu       sync.Mutex
 	stopping bool
+	halted   atomic.Bool // stopping, for the lanes' look per datagram
 	lanes    map[*mmsg.Socket]struct{}
 	conns    map[*clientConn]struct{}
 	readers  sync.WaitGroup // goroutines inside a lane's or a connection's message loop
@@ -72,6 +73,7 @@ func (e *Edge) Stop(ctx context.Context) error {
 	e.own.mu.Lock()
 	if !e.own.stopping {
 		e.own.stopping = true
+		e.own.halted.Store(true)
 		close(e.own.stopped)
 	}
 	lanes := make([]*mmsg.Socket, 0, len(e.own.lanes))
@@ -102,7 +104,7 @@ func (e *Edge) Stop(ctx context.Context) error {
 		return ctx.Err()
 	}
 	for _, c := range conns {
-		if err := c.out.waitEmpty(ctx); err != nil {
+		if err := c.waitWritten(ctx); err != nil {
 			return err
 		}
 	}
