@@ -221,31 +221,36 @@ func (c *clientConn) waitWritten(ctx context.Context) error {
 		close(written)
 	}()
 	select {
-	case <-written:
 	case <-c.out.done:
-	case <-ctx.Done():
-		return ctx.Err()
+		return nil
+	default:
 	}
-	return nil
+	return await(ctx, written)
 }
 
-// stop is Stop for this connection: its reader returns after the message
-// in hand, and nothing reads it again.
-func (c *clientConn) stop(past time.Time) {
+// halt is Stop for this connection: its reader returns after the message
+// in hand, and nothing reads it again. true means a relay loop reads it:
+// the caller must unwatch it, which waits for that message.
+func (c *clientConn) halt(past time.Time) (inLoop bool) {
 	c.mu.Lock()
 	c.stopped = true
 	looped, watching, piped := c.looped, c.watching, c.pipe != nil
 	c.mu.Unlock()
-	if piped {
-		return // a data connection carries no requests: it flows on
-	}
-	if looped && watching {
-		// Returns once ready is not running: the message in hand is served.
-		c.reactor.Unwatch(c.raw.Fd())
-		c.mu.Lock()
-		c.watching = false
-		c.mu.Unlock()
-		return
+	switch {
+	case piped:
+		return false // a data connection carries no requests: it flows on
+	case looped && watching:
+		return true
 	}
 	_ = c.conn.SetReadDeadline(past)
+	return false
+}
+
+// unwatch takes a halted connection out of its relay loop; it returns once
+// ready is not running, so the message in hand is served.
+func (c *clientConn) unwatch() {
+	c.reactor.Unwatch(c.raw.Fd())
+	c.mu.Lock()
+	c.watching = false
+	c.mu.Unlock()
 }

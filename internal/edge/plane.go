@@ -18,7 +18,11 @@ type ownPlane struct {
 	halted   atomic.Bool // stopping, for the lanes' look per datagram
 	lanes    map[*mmsg.Socket]struct{}
 	conns    map[*clientConn]struct{}
-	readers  sync.WaitGroup // goroutines inside a lane's or a connection's message loop
+	// readers counts the goroutines inside a lane's or a connection's
+	// message loop, and Stop's waits for a relay loop to let go of a
+	// connection; drained, once Stop waits, is closed when it reaches 0.
+	readers int
+	drained chan struct{}
 
 	stopped  chan struct{} // closed by Stop
 	failed   chan error    // the first reader or accept loop that died
@@ -91,17 +95,32 @@ func (e *Edge) Stop(ctx context.Context) error {
 		_ = s.SetReadDeadline(past) // a closed socket's reader is returning anyway
 	}
 	for _, c := range conns {
-		c.stop(past)
+		if c.halt(past) {
+			// In a relay loop: it lets go of the connection once the
+			// message in hand is served. One goroutine each, so that ctx
+			// bounds the wait.
+			e.own.mu.Lock()
+			e.own.readers++
+			e.own.mu.Unlock()
+			go func() {
+				c.unwatch()
+				e.leaveReader()
+			}()
+		}
 	}
-	done := make(chan struct{})
-	go func() {
-		e.own.readers.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return ctx.Err()
+	e.own.mu.Lock()
+	var drained chan struct{}
+	if e.own.readers > 0 {
+		if e.own.drained == nil {
+			e.own.drained = make(chan struct{})
+		}
+		drained = e.own.drained
+	}
+	e.own.mu.Unlock()
+	if drained != nil {
+		if err := await(ctx, drained); err != nil {
+			return err
+		}
 	}
 	for _, c := range conns {
 		if err := c.waitWritten(ctx); err != nil {
@@ -109,6 +128,22 @@ func (e *Edge) Stop(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// await waits for done or the end of ctx (its error), looking at ctx only
+// when done is not closed yet.
+func await(ctx context.Context, done <-chan struct{}) error {
+	select {
+	case <-done:
+		return nil
+	default:
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // addLane registers a lane's reader; false once Stop has begun.
@@ -119,7 +154,7 @@ func (e *Edge) addLane(s *mmsg.Socket) bool {
 		return false
 	}
 	e.own.lanes[s] = struct{}{}
-	e.own.readers.Add(1)
+	e.own.readers++
 	return true
 }
 
@@ -127,7 +162,7 @@ func (e *Edge) dropLane(s *mmsg.Socket) {
 	e.own.mu.Lock()
 	delete(e.own.lanes, s)
 	e.own.mu.Unlock()
-	e.own.readers.Done()
+	e.leaveReader()
 }
 
 // addConn registers a connection; false once Stop has begun.
@@ -155,8 +190,16 @@ func (e *Edge) enterReader() bool {
 	if e.own.stopping {
 		return false
 	}
-	e.own.readers.Add(1)
+	e.own.readers++
 	return true
 }
 
-func (e *Edge) leaveReader() { e.own.readers.Done() }
+// leaveReader counts a reader out, waking Stop at the last.
+func (e *Edge) leaveReader() {
+	e.own.mu.Lock()
+	defer e.own.mu.Unlock()
+	if e.own.readers--; e.own.readers == 0 && e.own.drained != nil {
+		close(e.own.drained)
+		e.own.drained = nil
+	}
+}
