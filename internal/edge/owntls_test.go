@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/netip"
 	"os"
 	"slices"
 	"testing"
@@ -87,5 +88,36 @@ func TestOwnTLSHandshakeTimeout(t *testing.T) {
 		if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Errorf("sent %x: client Read error %v, want the connection cut", sends, err)
 		}
+	}
+}
+
+// TestOwnStreamBehindAProxy: the sockets' PROXY protocol step applies
+// before the reader: the handler's client is the one the trusted proxy's
+// header names, and its answers go back through the proxy's connection.
+func TestOwnStreamBehindAProxy(t *testing.T) {
+	const addr = "127.0.0.1:0"
+	r := newRecorder()
+	r.serve = func(msg []byte, from *bindings.Client) { from.Send(msg[:20]) }
+	for _, m := range readerModes {
+		t.Run(m.name, func(t *testing.T) {
+			_, pick := m.pick(t)
+			_, s := ownStreams(t, edge.Listen{TCP: []string{addr},
+				Proxy: &edge.Proxy{Listeners: []string{addr}, Trusted: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}},
+				edge.StreamOptions{Handler: r.handler(), Reactor: pick})
+			proxy := dial(t, s.TCPAddrs()[0])
+			binding := request(t, stun.MethodBinding, testUser, nil, true)
+			if _, err := proxy.Write(append([]byte("PROXY TCP4 192.0.2.7 127.0.0.1 5555 3478\r\n"), binding...)); err != nil {
+				t.Fatal(err)
+			}
+			if got := readN(t, proxy, 20, 20); !bytes.Equal(got, binding[:20]) {
+				t.Fatalf("answer %x, want %x", got, binding[:20])
+			}
+			r.mu.Lock()
+			from := r.froms[len(r.froms)-1]
+			r.mu.Unlock()
+			if want := netip.MustParseAddrPort("192.0.2.7:5555"); from.Tuple.Client != want {
+				t.Errorf("handler's client %v, want the proxied %v", from.Tuple.Client, want)
+			}
+		})
 	}
 }
