@@ -92,6 +92,14 @@ func TestAnswerNeverStallsTheLoop(t *testing.T) {
 	if got := readN(t, other, len(ping), 1600); !bytes.Equal(got, ping) {
 		t.Fatalf("the other client got %x, want its echo", got)
 	}
+	// The loop served the other client after the slow one's call: that
+	// call had taken the slow connection out of the loop's set.
+	reactor.mu.Lock()
+	watched := len(reactor.watched)
+	reactor.mu.Unlock()
+	if watched != 1 {
+		t.Errorf("%d connections in the loop, want 1: a client that does not read its answers is not read", watched)
+	}
 	mu.Lock()
 	if !errors.Is(busy, edge.ErrStreamBusy) || written == 0 || written == maxAnswers {
 		t.Errorf("after %d answers Write said %v, want ErrStreamBusy once the outbox is full", written, busy)
@@ -110,6 +118,7 @@ func TestAnswerNeverStallsTheLoop(t *testing.T) {
 	if !bytes.Equal(got, bytes.Repeat(answer, written)) {
 		t.Fatalf("slow client's answers differ at byte %d", firstDiff(got, bytes.Repeat(answer, written)))
 	}
+	reactor.waitWatch(t) // back in the loop once its answers are out
 	if _, err := slow.Write(ping); err != nil {
 		t.Fatal(err)
 	}
@@ -123,5 +132,28 @@ func TestAnswerNeverStallsTheLoop(t *testing.T) {
 	mu.Unlock()
 	if got := readN(t, slow, len(ping), 1600); !bytes.Equal(got, ping) {
 		t.Fatalf("downlink frame %x, want %x", got, ping)
+	}
+}
+
+// TestReactorStopsAndAGoroutineReads: a relay loop that stops while it
+// reads a connection hands it back; the connection's own goroutine reads
+// it from then on.
+func TestReactorStopsAndAGoroutineReads(t *testing.T) {
+	r := newRecorder()
+	r.serve = func(msg []byte, from *bindings.Client) { from.Send(msg[:20]) }
+	reactor, pick := readerMode{"reactor", true}.pick(t)
+	_, s := ownStreams(t, edge.Listen{TCP: []string{"127.0.0.1:0"}}, edge.StreamOptions{Handler: r.handler(), Reactor: pick})
+	client := dial(t, s.TCPAddrs()[0])
+	reactor.waitWatch(t)
+	reactor.close()
+	binding := request(t, stun.MethodBinding, testUser, nil, true)
+	if _, err := client.Write(binding); err != nil {
+		t.Fatal(err)
+	}
+	if got := readN(t, client, 20, 20); !bytes.Equal(got, binding[:20]) {
+		t.Fatalf("answer %x, want %x", got, binding[:20])
+	}
+	if reactor.readyCalls() != 0 {
+		t.Error("the stopped reactor read the connection")
 	}
 }
