@@ -3,6 +3,7 @@ package edge_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"sync"
 	"testing"
@@ -112,16 +113,18 @@ func TestStopLetsTheLastAnswerOut(t *testing.T) {
 		}
 	})
 
-	// More than a socket takes while its client reads slowly: the first
-	// answer's rest waits in mmsg.Raw's writer, the second in the outbox.
-	big, second := bytes.Repeat([]byte{0x5A}, 1<<20), bytes.Repeat([]byte{0xA5}, 60<<10)
+	// More than a socket's buffers hold (tcp_wmem's 4 MiB at most) while
+	// its client reads slowly: the first answer's rest waits in mmsg.Raw's
+	// writer, the second in the outbox, and Stop must wait for both.
+	big, second := bytes.Repeat([]byte{0x5A}, 8<<20), bytes.Repeat([]byte{0xA5}, 60<<10)
 	for _, m := range readerModes {
 		for _, tc := range []struct {
 			name    string
 			answers [][]byte
+			waits   bool // Stop cannot return before the client reads
 		}{
-			{"taken at once", [][]byte{small}},
-			{"partly waiting", [][]byte{big, second}},
+			{"taken at once", [][]byte{small}, false},
+			{"partly waiting", [][]byte{big, second}, true},
 		} {
 			t.Run(m.name+"/"+tc.name, func(t *testing.T) {
 				release := make(chan struct{})
@@ -140,9 +143,19 @@ func TestStopLetsTheLastAnswerOut(t *testing.T) {
 				}
 				want := bytes.Join(tc.answers, nil)
 				got := make(chan []byte, 1)
-				stopInHand(t, e, r, release, func() { // the client reads once Stop waits for it
-					go func() { got <- readN(t, client, len(want), 64<<10) }()
-				})
+				read := func() {
+					go func() { // not readN: a goroutine other than the test's must not FailNow
+						b := make([]byte, len(want))
+						n, _ := io.ReadFull(client, b)
+						got <- b[:n]
+					}()
+				}
+				if tc.waits {
+					stopInHand(t, e, r, release, read) // the client reads once Stop waits for it
+				} else {
+					stopInHand(t, e, r, release, nil)
+					read()
+				}
 				if err := s.Close(); err != nil {
 					t.Fatal(err)
 				}
