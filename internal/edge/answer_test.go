@@ -44,16 +44,17 @@ func dialSlow(t *testing.T, addr net.Addr) net.Conn {
 // must not wait. Writes to such a client return at once (queued, and past
 // the outbox dropped and counted); its downlink frames are refused; the
 // loop goes on serving another client; and once the slow client reads,
-// it gets its queued answers in order and is read again.
+// it gets its queued answers in order and is read again. (Whether a
+// downlink frame is taken just then depends on the kernel's send queue:
+// TryWritev promises now or never, not which.)
 func TestAnswerNeverStallsTheLoop(t *testing.T) {
 	const answerSize, maxAnswers = 16 << 10, 2000
 	answer := bytes.Repeat([]byte{0xA5}, answerSize)
 	var (
-		mu       sync.Mutex
-		written  int // answers the slow client's handler call had taken
-		busy     error
-		refused  bool
-		slowConn bindings.Stream
+		mu      sync.Mutex
+		written int // answers the slow client's handler call had taken
+		busy    error
+		refused bool
 	)
 	r := newRecorder()
 	r.serve = func(msg []byte, from *bindings.Client) {
@@ -67,7 +68,7 @@ func TestAnswerNeverStallsTheLoop(t *testing.T) {
 				}
 			}
 			mu.Lock()
-			written, busy, slowConn = n, err, from.Stream
+			written, busy = n, err
 			refused = !from.Stream.TryWritev([][]byte{channelData([]byte("downlink"), true)})
 			mu.Unlock()
 			return
@@ -124,14 +125,6 @@ func TestAnswerNeverStallsTheLoop(t *testing.T) {
 	}
 	if got := readN(t, slow, len(ping), 1600); !bytes.Equal(got, ping) {
 		t.Fatalf("slow client, read again, got %x, want its echo", got)
-	}
-	mu.Lock()
-	if slowConn.TryWritev([][]byte{ping}) != true {
-		t.Error("TryWritev refused a client whose outbox is empty")
-	}
-	mu.Unlock()
-	if got := readN(t, slow, len(ping), 1600); !bytes.Equal(got, ping) {
-		t.Fatalf("downlink frame %x, want %x", got, ping)
 	}
 }
 
