@@ -3,8 +3,10 @@ package edge_test
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -166,4 +168,37 @@ func ownStreamCase(t *testing.T, data []byte) {
 			t.Fatalf("peer got %x, want the bytes behind the ConnectionBind %x", got, rest)
 		}
 	}
+}
+
+// FuzzOwnStreamReactor sends an arbitrary stream over loopback TCP in
+// chunks of any size, read by a relay loop and by the connection's own
+// goroutine: both serve exactly the complete frames, in order, never two
+// at once, then close the connection.
+func FuzzOwnStreamReactor(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s, uint16(7))
+	}
+	f.Add(slices.Concat(passingFrames(f)...), uint16(700))
+	f.Add(slices.Concat(channelData([]byte("a"), true), []byte{0xFF, 0xFF, 0, 0}, channelData(nil, true)), uint16(3))
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint16) {
+		size := int(chunk)%2048 + 1
+		want, _ := ownFrames(data, false)
+		for _, m := range readerModes {
+			r := newRecorder()
+			client := ownTCP(t, m, r)
+			for b := data; len(b) > 0; b = b[min(size, len(b)):] {
+				if _, err := client.Write(b[:min(size, len(b))]); err != nil {
+					break // the reader gave up on bad framing
+				}
+			}
+			_ = client.(*net.TCPConn).CloseWrite()
+			if _, err := io.Copy(io.Discard, client); errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("%s: the reader never closed the connection", m.name)
+			}
+			seen, _, _, overlap := r.snapshot()
+			if !slices.EqualFunc(seen, want, bytes.Equal) || overlap {
+				t.Fatalf("%s: served %d frames (overlapping: %v), want %d", m.name, len(seen), overlap, len(want))
+			}
+		}
+	})
 }
