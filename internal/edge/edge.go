@@ -16,11 +16,15 @@ type Edge struct {
 	// panicked, if not nil, hears of a panic that handling one packet
 	// recovered from; the packet is dropped and every other client carries on.
 	panicked func(v any)
+	// own is the state of the own control plane's readers (ServeUDP,
+	// ServeStreams); pion's plane does not use it.
+	own ownPlane
 }
 
-// New returns an edge asking g; panicked may be nil.
+// New returns an edge asking g; panicked may be nil. g may be nil too when
+// only the own plane's ServeUDP and ServeStreams are used: they ask no gate.
 func New(g *gate.Gate, panicked func(v any)) *Edge {
-	return &Edge{gate: g, flight: newInFlight(), panicked: panicked}
+	return &Edge{gate: g, flight: newInFlight(), panicked: panicked, own: newOwnPlane()}
 }
 
 // recovered reports a panic recovered while handling one packet.

@@ -16,3 +16,7 @@ var (
 	// errNotProxyHeader: the bytes do not start with either header's signature.
 	errNotProxyHeader = errors.New("not a proxy protocol header")
 )
+
+// ErrStreamBusy means a stream client's outbox had no room for a message:
+// the client is not reading what it is sent, and the message is dropped.
+var ErrStreamBusy = errors.New("client connection busy: message dropped")

@@ -13,5 +13,6 @@ import (
 func TestImportsStayBelowServer(t *testing.T) {
 	imports.Forbid(t, imports.Module+"internal/edge",
 		"github.com/pion/turn", "github.com/prometheus", "net/http",
-		imports.Module+"internal/relay", imports.Module+"pkg/server", imports.Module+"pkg/config")
+		imports.Module+"internal/relay", imports.Module+"pkg/server", imports.Module+"pkg/config",
+		imports.Module+"pkg/turn")
 }

@@ -8,11 +8,6 @@ import (
 	"github.com/turnd/turnd/internal/mmsg"
 )
 
-// FastPath relays a client's data packet (ChannelData, Send indication)
-// itself and reports whether it did; what it does not take goes to pion. It
-// is offered every packet and must say no to the rest cheaply.
-type FastPath func(pkt []byte, client netip.AddrPort) bool
-
 // PacketConn puts the edge in front of a UDP listening socket: pion reads
 // through it and writes through it, and the gate sees every packet. hint, if
 // not nil, receives the relay port of a reservation token for the packet

@@ -13,9 +13,12 @@ import (
 // docs/benchmarks.md). A larger frame takes several turns.
 const reactorRead = 2048
 
-// Reactor reads a plain TCP client's connection for the edge once the
-// client holds an allocation: the relay's downlink loop (relay.Loop), which
-// then carries both directions of the client. See Edge.Allocated.
+// Reactor reads a plain TCP client's connection for the edge: the relay's
+// downlink loop (relay.Loop), which then carries both directions of the
+// client. pion's plane hands it a connection once the client holds an
+// allocation (Edge.Allocated); the own plane from accept, for the
+// connection's life (StreamOptions.Reactor), and its ready then serves
+// STUN messages inline too, so the Handler must not block.
 type Reactor interface {
 	// Watch calls ready on the reactor's goroutine whenever fd is readable,
 	// until ready returns false; if the reactor stops first it calls

@@ -1,0 +1,112 @@
+package edge
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/turnd/turnd/internal/bindings"
+	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/netaddr"
+)
+
+// StreamOptions say how ServeStreams serves a listener's connections.
+type StreamOptions struct {
+	// Handler serves every STUN message (required).
+	Handler Handler
+	// FastPath, if not nil, gives a connection its fast path by its local
+	// address (turnd's side of the 5-tuple): relay.RelayStreamFor.
+	FastPath func(local net.Addr) FastPath
+	// Reactor, if not nil, picks the relay loop that reads a new plain TCP
+	// connection for its whole life (nil from it, or a loop that refuses:
+	// the connection's own goroutine reads it). TLS connections always
+	// have their own goroutine: crypto/tls reads block.
+	Reactor func() Reactor
+	// HandshakeTimeout bounds a TLS handshake (0: HandshakeTimeout).
+	HandshakeTimeout time.Duration
+	// AfterFunc, if not nil, replaces time.AfterFunc for the idle timeout
+	// (a test's fake clock).
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
+}
+
+// ServeStreams serves the connections ln accepts (a listener of Sockets:
+// its caps, claims, PROXY headers, shared TCP/TLS port and accept retry
+// apply before a connection gets here) until ln is closed. Each connection
+// gets one reader for its life, which frames the stream once (RFC 8656
+// §12.5) and hands data frames to the fast path and STUN messages to the
+// handler, inline, with a Client whose Stream is the connection. It
+// returns nil once Stop has begun; any other end is returned and reported
+// through Failed.
+func (e *Edge) ServeStreams(ln net.Listener, o StreamOptions) error {
+	if o.HandshakeTimeout <= 0 {
+		o.HandshakeTimeout = HandshakeTimeout
+	}
+	if o.AfterFunc == nil {
+		o.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if e.stopping() {
+				return nil
+			}
+			err = fmt.Errorf("accept %s: %w", ln.Addr(), err)
+			e.fail(err)
+			return err
+		}
+		e.serveConn(conn, &o)
+	}
+}
+
+// serveConn starts a new connection's reader. A plain TCP connection with
+// a reactor costs no goroutine; a TLS one starts its own, which does the
+// handshake first so that a silent client holds up no other.
+func (e *Edge) serveConn(conn net.Conn, o *StreamOptions) {
+	c := &clientConn{e: e, conn: conn, h: o.Handler, afterFunc: o.AfterFunc,
+		handshakeTimeout: o.HandshakeTimeout, out: newOutbox(), resume: make(chan struct{}, 1)}
+	tc, isTLS := conn.(*tls.Conn)
+	c.client = bindings.Client{Tuple: netaddr.Of(conn.RemoteAddr(), conn.LocalAddr()), TLS: isTLS, Stream: c}
+	c.client.Tuple.TCP = true
+	if o.FastPath != nil {
+		c.fast = o.FastPath(conn.LocalAddr())
+	}
+	if !isTLS {
+		if sc, ok := conn.(syscall.Conn); ok {
+			c.raw, _ = mmsg.NewRaw(sc) // nil on error: served as any net.Conn
+		}
+	}
+	if !e.addConn(c) {
+		_ = conn.Close() // Stop has begun
+		return
+	}
+	c.Idle(true)
+	if isTLS {
+		go c.serveTLS(tc)
+		return
+	}
+	if c.raw != nil && o.Reactor != nil {
+		if c.reactor = o.Reactor(); c.reactor != nil {
+			c.readyFn, c.releasedFn = c.ready, c.released
+			if c.watch() {
+				return
+			}
+		}
+	}
+	go c.readLoop()
+}
+
+// serveTLS completes the handshake within the timeout, then reads the
+// connection.
+func (c *clientConn) serveTLS(tc *tls.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.handshakeTimeout)
+	err := tc.HandshakeContext(ctx)
+	cancel()
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	c.readLoop()
+}
