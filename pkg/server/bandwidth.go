@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/turnd/turnd/internal/relay"
+	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/config"
 )
 
@@ -46,12 +47,12 @@ func (s *Server) limitAllocation(l config.Limits, relayAddr net.Addr, user strin
 func (s *Server) applyRates() {
 	s.userRates.set(s.limits)
 	l := s.limits()
-	for _, info := range s.registry.List("") {
-		shared := s.userRates.get(info.User)
+	for _, a := range s.table.Allocations() {
+		shared := s.userRates.get(a.User)
 		if shared == nil {
 			continue // ended meanwhile: its rate is gone with it
 		}
-		_ = s.limitAllocation(l, info.Relay, info.User, shared)
+		_ = s.limitAllocation(l, relayAddrOf(a), a.User, shared)
 	}
 }
 
@@ -69,6 +70,15 @@ func (s *Server) limitNew(relayAddr net.Addr, user string, shared *relay.UserRat
 			return nil
 		}
 	}
+}
+
+// relayAddrOf is the address the relay knows a's rates by: its first
+// relayed address, a TCP one for an RFC 6062 relay.
+func relayAddrOf(a *allocation.Allocation) net.Addr {
+	if a.PeerTCP {
+		return net.TCPAddrFromAddrPort(firstRelayed(a))
+	}
+	return net.UDPAddrFromAddrPort(firstRelayed(a))
 }
 
 // limits returns the limits in force.

@@ -40,8 +40,8 @@ func TestCloseEndsEveryAllocation(t *testing.T) {
 	if _, err := raw.Read(reply); err != nil { // accepted and served
 		t.Fatalf("binding over tcp: %v", err)
 	}
-	waitCount(t, s.Registry(), 2)
-	wantByTransport(t, s.Registry(), 1, 1, 0)
+	waitCount(t, s.Table(), 2)
+	wantByTransport(t, s.Table(), 1, 1, 0)
 
 	if err := s.Close(); err != nil {
 		t.Fatalf("close: %v", err)
@@ -51,8 +51,8 @@ func TestCloseEndsEveryAllocation(t *testing.T) {
 	default:
 		t.Error("Done not closed after Close")
 	}
-	waitCount(t, s.Registry(), 0)
-	wantByTransport(t, s.Registry(), 0, 0, 0)
+	waitCount(t, s.Table(), 0)
+	wantByTransport(t, s.Table(), 0, 0, 0)
 	// Clients are still open here: only the server's own goroutines count.
 	waitGoroutines(t, before)
 	_ = raw.SetReadDeadline(time.Now().Add(waitTimeout))

@@ -18,10 +18,6 @@ func (s *Server) UDPSocketCount() int { return len(s.sockets.UDP) }
 // read now.
 func (s *Server) SetLogClock(now func() time.Time) { s.logRate.clock.Store(&now) }
 
-// PionLinesHeld returns how many of pion's lines of kind format the log
-// limit holds back and has not yet reported.
-func (s *Server) PionLinesHeld(format string) int64 { return s.logRate.pion.Of(format).Held() }
-
 // LogLinesPerSecond is how many lines of one kind a client or a peer can
 // cause in a second.
 const LogLinesPerSecond = loglimit.PerSecond

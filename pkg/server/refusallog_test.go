@@ -133,7 +133,7 @@ func TestAllocateRefusalLinesAreBounded(t *testing.T) {
 		before     bool // one allocation first, which the quota keeps
 	}{
 		{"quota", "allocation refused", func(o *server.Options) { o.Config.Limits.UserAllocations = 1 }, true},
-		{"draining", "allocation refused: draining", func(o *server.Options) { o.Accepting = func() bool { return false } }, false},
+		{"draining", "allocation refused: draining", func(o *server.Options) { o.Table = server.NewTable(o.Config); o.Table.StopAdmitting() }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const clients = 100

@@ -35,7 +35,7 @@ func TestRelay(t *testing.T) {
 			opts.Traffic = tr
 			s := start(t, opts)
 			peer := echoPeer(t)
-			reg := s.Registry()
+			reg := s.Table()
 
 			c := dial(t, s, tt.network)
 			relayed := c.MustAllocate()
@@ -79,7 +79,7 @@ func TestRelay(t *testing.T) {
 // classification is checked on one registry, then ends them one by one.
 func TestMixedTransports(t *testing.T) {
 	s := start(t, testOptions())
-	reg := s.Registry()
+	reg := s.Table()
 	u1, u2 := dial(t, s, "udp"), dial(t, s, "udp")
 	c1 := dial(t, s, "tcp")
 	for _, c := range []interface{ MustAllocate() *net.UDPAddr }{u1, u2, c1} {
@@ -129,7 +129,7 @@ func TestOneClientSocketTwoServerAddresses(t *testing.T) {
 				clients[i] = testturn.DialShared(t, tc.network, from, srv.String(), "demo", "demo")
 				clients[i].MustAllocate()
 			}
-			waitCount(t, s.Registry(), 2)
+			waitCount(t, s.Table(), 2)
 			// Both allocations get their binding before either relays.
 			peers := [2]*net.UDPAddr{echoPeer(t), echoPeer(t)}
 			for i, c := range clients {
@@ -156,7 +156,7 @@ func TestOneClientSocketTwoServerAddresses(t *testing.T) {
 				}
 				c.Close()
 			}
-			waitCount(t, s.Registry(), 0)
+			waitCount(t, s.Table(), 0)
 		})
 	}
 }
@@ -173,7 +173,7 @@ func TestOneAddressOverUDPAndTCP(t *testing.T) {
 	opts.Config.Listen.UDP = []string{fmt.Sprintf("127.0.0.1:%d", port)}
 	opts.Config.Listen.TCP = opts.Config.Listen.UDP
 	s := start(t, opts)
-	reg := s.Registry()
+	reg := s.Table()
 	peer := echoPeer(t)
 	from := fmt.Sprintf("127.0.0.1:%d", testturn.FreePort(t))
 	u := testturn.DialFrom(t, "udp", from, udpAddr(t, s), "demo", "demo")
@@ -248,5 +248,5 @@ func TestTCPClientReadByRelayLoop(t *testing.T) {
 	mustPermit(t, c, peer)
 	mustEcho(t, c, peer, "after the refresh")
 	c.Close()
-	waitCount(t, s.Registry(), 0)
+	waitCount(t, s.Table(), 0)
 }
