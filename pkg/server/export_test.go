@@ -5,7 +5,12 @@ import (
 
 	"github.com/turnd/turnd/internal/loglimit"
 	"github.com/turnd/turnd/pkg/config"
+	"github.com/turnd/turnd/pkg/turn"
 )
+
+// WrapRelays makes the server built with o open its routes through wrap's
+// Relays.
+func WrapRelays(o *Options, wrap func(turn.Relays) turn.Relays) { o.relays = wrap }
 
 // Config returns the configuration in force.
 func (s *Server) Config() config.Config { return *s.cfg.Load() }

@@ -49,6 +49,10 @@ type Options struct {
 	AllocateRateClock func() time.Time
 	// Clock drives the table's expiries; nil means the system clock.
 	Clock allocation.Clock
+
+	// relays, if not nil, wraps the relay the handlers open routes on (a
+	// test's hold; export_test.go sets it).
+	relays func(turn.Relays) turn.Relays
 }
 
 // Server is a running TURN service. Create it with New; stop it with Close.
@@ -139,8 +143,12 @@ func New(opts Options) (*Server, error) {
 	ropts.Panicked = func(v any) { s.recovered("relay downlink loop", v) }
 	ropts.PeerArrived = s.peerArrived
 	s.relay = relay.New(ropts)
+	var routes turn.Relays = s.relay.Routes()
+	if opts.relays != nil {
+		routes = opts.relays(routes)
+	}
 	s.turn = turn.New(turn.Options{
-		Table: s.table.Table, Relays: s.relay.Routes(), Nonces: s.nonces, Events: events{s}, Now: s.now,
+		Table: s.table.Table, Relays: routes, Nonces: s.nonces, Events: events{s}, Now: s.now,
 	}, s.policy(cfg))
 	s.table.handler.Store(s.turn)
 	s.edge = edge.New(nil, s.panicked)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
 )
@@ -18,9 +19,15 @@ func (s *Server) Usage(info allocation.Info) traffic.Usage { return info.Usage }
 // many it ended. by says who asked, for the log. The client's next request
 // gets 437, and the usage record says disconnected.
 func (s *Server) Disconnect(user, id, by string) int {
-	n := s.table.EndWhere(func(a *allocation.Allocation) bool {
-		return (user == "" || a.User == user) && (id == "" || firstRelayed(a).String() == id)
-	}, allocation.EndDisconnected)
+	// Chosen from the list: EndWhere's match runs under the table's lock,
+	// where an allocation's relayed addresses cannot be read.
+	chosen := make(map[netaddr.FiveTuple]bool)
+	for _, info := range s.table.List(user) {
+		if id == "" || (info.Relay != nil && info.Relay.String() == id) {
+			chosen[info.Tuple] = true
+		}
+	}
+	n := s.table.EndWhere(func(a *allocation.Allocation) bool { return chosen[a.Tuple] }, allocation.EndDisconnected)
 	s.log.Info("disconnect requested", "by", by, "user", user, "id", id, "allocations_ended", n)
 	return n
 }
