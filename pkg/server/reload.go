@@ -37,7 +37,10 @@ func (s *Server) Reload(cfg config.Config) (restartNeeded []string, err error) {
 // from the fast path.
 func (s *Server) revokeDenied() {
 	peers := s.peers.Load()
-	perms, chans := s.table.Revoke(func(a netip.Addr) bool { return !peers.AllowedAddr(a) })
+	denied := func(a netip.Addr) bool { return !peers.AllowedAddr(a) }
+	perms, chans := s.table.Revoke(denied)
+	s.relay.Revoke(denied) // RFC 6062 peer connections to them close; the table holds the sets
+
 	if perms+chans > 0 {
 		s.log.Info("reload: live permissions and channels to peers now denied removed",
 			"permissions", perms, "channels", chans)
