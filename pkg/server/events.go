@@ -83,6 +83,15 @@ func (e events) Dropped(reason string) {
 	}
 }
 
+// ChannelBound writes the debug line of a channel bound.
+func (e events) ChannelBound(a *allocation.Allocation, number uint16, peer netip.AddrPort) {
+	s := e.s
+	if held, ok := s.allow(s.logRate.channelBound, slog.LevelDebug); ok {
+		s.log.Debug("channel bound", loglimit.Args(held, "client", a.Tuple.Client.String(), "relay", relayText(a),
+			"peer", peer.String(), "channel", number)...)
+	}
+}
+
 // Created holds a new allocation to the rates in force, counts it and
 // logs it.
 func (e events) Created(a *allocation.Allocation) {

@@ -10,9 +10,14 @@ import (
 // oldest first, each with its traffic so far.
 func (s *Server) Sessions(user string) []allocation.Info { return s.table.List(user) }
 
-// Usage returns the traffic so far of the allocation info describes, as
-// Sessions read it.
-func (s *Server) Usage(info allocation.Info) traffic.Usage { return info.Usage }
+// Usage returns the traffic so far of the allocation info describes: read
+// now while it lives, else as Sessions read it.
+func (s *Server) Usage(info allocation.Info) traffic.Usage {
+	if a, ok := s.table.Get(info.Tuple); ok && a.Created.Equal(info.Created) {
+		return a.Usage()
+	}
+	return info.Usage
+}
 
 // Disconnect ends the live allocations of user, or the one whose first
 // relayed address is id (the session ID /sessions lists), and returns how
