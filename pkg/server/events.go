@@ -21,6 +21,7 @@ const methodAllocate = "Allocate"
 
 // Refused counts and logs a refused request.
 func (e events) Refused(method, reason, user string, client netip.AddrPort) {
+	defer e.s.catch("events: Refused") // a bug here costs this one event, never the request
 	s := e.s
 	allocate := method == methodAllocate
 	switch reason {
@@ -77,6 +78,7 @@ func (e events) Refused(method, reason, user string, client netip.AddrPort) {
 
 // Dropped counts a message dropped unanswered.
 func (e events) Dropped(reason string) {
+	defer e.s.catch("events: Dropped") // a bug here costs this one event, never the request
 	switch reason {
 	case turn.DropRateLimited, turn.DropBadFingerprint:
 		e.s.obs.RequestDropped(reason)
@@ -85,6 +87,7 @@ func (e events) Dropped(reason string) {
 
 // ChannelBound writes the debug line of a channel bound.
 func (e events) ChannelBound(a *allocation.Allocation, number uint16, peer netip.AddrPort) {
+	defer e.s.catch("events: ChannelBound") // a bug here costs this one event, never the request
 	s := e.s
 	if held, ok := s.allow(s.logRate.channelBound, slog.LevelDebug); ok {
 		s.log.Debug("channel bound", loglimit.Args(held, "client", a.Tuple.Client.String(), "relay", relayText(a),
@@ -95,6 +98,7 @@ func (e events) ChannelBound(a *allocation.Allocation, number uint16, peer netip
 // Created holds a new allocation to the rates in force, counts it and
 // logs it.
 func (e events) Created(a *allocation.Allocation) {
+	defer e.s.catch("events: Created") // a bug here costs this one event, never the request
 	s := e.s
 	// The user's shared rate is released in Ended, and taken before any
 	// reload lists the allocation.
@@ -110,6 +114,7 @@ func (e events) Created(a *allocation.Allocation) {
 
 // Ended writes the allocation's usage record.
 func (e events) Ended(a *allocation.Allocation, why allocation.EndReason, u traffic.Usage) {
+	defer e.s.catch("events: Ended") // a bug here costs this one event, never the request
 	s := e.s
 	s.userRates.release(a.User)
 	s.logUsage(a, u, why.String())
