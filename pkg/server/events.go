@@ -1,10 +1,12 @@
 package server
 
 import (
+	"errors"
 	"log/slog"
 	"net/netip"
 	"time"
 
+	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/loglimit"
 	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
@@ -26,6 +28,7 @@ func (e events) Refused(method, reason, user string, client netip.AddrPort) {
 	allocate := method == methodAllocate
 	switch reason {
 	case turn.RefusedAuth:
+		s.warnTooLong(user, client)
 		if !allocate {
 			return
 		}
@@ -73,6 +76,19 @@ func (e events) Refused(method, reason, user string, client netip.AddrPort) {
 		if held, ok := s.allow(s.logRate.peerRefused, slog.LevelInfo); ok {
 			s.log.Info("peer refused", loglimit.Args(held, "user", user, "client", client.String())...)
 		}
+	}
+}
+
+// warnTooLong tells the operator why a REST credential fails when it
+// expires further ahead than auth.max_rest_validity; it says nothing a
+// client could not know (the expiry is in its username).
+func (s *Server) warnTooLong(username string, client netip.AddrPort) {
+	if _, _, err := s.creds.Load().Keys(username, s.cfg.Load().Realm); !errors.Is(err, auth.ErrTooLong) {
+		return
+	}
+	if held, ok := s.allow(s.logRate.restTooLong, slog.LevelWarn); ok {
+		s.log.Warn("REST credential expires further ahead than auth.max_rest_validity",
+			loglimit.Args(held, "user", loglimit.Clip(username), "client", client.String())...)
 	}
 }
 
