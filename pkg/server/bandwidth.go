@@ -187,3 +187,44 @@ func (s *Server) overCapacity() bool {
 	c := s.relay.Counters()
 	return s.load.rate(time.Now(), c.ToPeerBytes.Load()+c.FromPeerBytes.Load()+c.HeaderBytes.Load()) >= float64(limit)
 }
+
+// allocRates pairs each allocation's Created with its Ended in whichever
+// order they come: an allocation can end (a Close, a Disconnect) between
+// its insert and its Created, and its user's shared rate must then be
+// neither taken nor kept. Taken per allocation, never per packet.
+type allocRates struct {
+	mu   sync.Mutex
+	seen map[*allocation.Allocation]bool // true: acquired; false: ended before its Created
+}
+
+// created runs acquire for a unless a has ended already, and reports
+// whether it ran.
+func (r *allocRates) created(a *allocation.Allocation, acquire func()) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if acquired, ok := r.seen[a]; ok && !acquired {
+		delete(r.seen, a)
+		return false
+	}
+	if r.seen == nil {
+		r.seen = make(map[*allocation.Allocation]bool)
+	}
+	r.seen[a] = true
+	acquire()
+	return true
+}
+
+// ended runs release for a if created acquired for it.
+func (r *allocRates) ended(a *allocation.Allocation, release func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen[a] {
+		delete(r.seen, a)
+		release()
+		return
+	}
+	if r.seen == nil {
+		r.seen = make(map[*allocation.Allocation]bool)
+	}
+	r.seen[a] = false
+}

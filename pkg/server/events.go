@@ -8,6 +8,7 @@ import (
 
 	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/internal/loglimit"
+	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/turn"
@@ -118,9 +119,11 @@ func (e events) Created(a *allocation.Allocation) {
 	s := e.s
 	// The user's shared rate is released in Ended, and taken before any
 	// reload lists the allocation.
-	shared := s.userRates.acquire(a.User, s.limits)
-	if err := s.limitNew(relayAddrOf(a), a.User, shared); err != nil {
-		s.log.Warn("bandwidth limit not applied", "relay", relayText(a), "err", err)
+	var shared *relay.UserRate
+	if s.rated.created(a, func() { shared = s.userRates.acquire(a.User, s.limits) }) {
+		if err := s.limitNew(relayAddrOf(a), a.User, shared); err != nil {
+			s.log.Warn("bandwidth limit not applied", "relay", relayText(a), "err", err)
+		}
 	}
 	s.obs.AllocationCreated(a.Transport)
 	// A record, not limited: the allocation rate (quotas, credentials) bounds it.
@@ -132,7 +135,7 @@ func (e events) Created(a *allocation.Allocation) {
 func (e events) Ended(a *allocation.Allocation, why allocation.EndReason, u traffic.Usage) {
 	defer e.s.catch("events: Ended") // a bug here costs this one event, never the request
 	s := e.s
-	s.userRates.release(a.User)
+	s.rated.ended(a, func() { s.userRates.release(a.User) })
 	s.logUsage(a, u, why.String())
 }
 

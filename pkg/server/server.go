@@ -82,6 +82,7 @@ type Server struct {
 	shutdownReason atomic.Pointer[allocation.EndReason] // see SetShutdownReason
 	load           throughput                           // for limits.total_bps
 	userRates      userRates                            // for limits.user_total_bps
+	rated          allocRates                           // which allocations hold a userRates share
 	users          *userTraffic                         // for http.metrics_users
 
 	stopRun   context.CancelFunc
