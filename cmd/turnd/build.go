@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/turnd/turnd/internal/traffic"
-	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/drain"
 	"github.com/turnd/turnd/pkg/httpapi"
@@ -27,7 +26,7 @@ type daemon struct {
 	started  time.Time
 	nofile   uint64
 	reg      *prometheus.Registry
-	registry *allocation.Registry
+	table    *server.Table
 	notifier *notifier
 	// drainStarted is closed when the drain starts, for drain-progress.
 	drainStarted chan struct{}
@@ -51,17 +50,18 @@ func build(cfg config.Config, log *slog.Logger, logOut *logWriter) (*daemon, err
 	d.reg = prometheus.NewRegistry()
 	d.reg.MustRegister(goCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), logOut.collector())
 
-	// The registry exists before both the drain (which waits on it) and the
-	// server (which fills it), so neither needs the other to be built first.
-	d.registry = allocation.NewRegistry(server.AllocationLimits(cfg))
-	report := drainReporter(log, d.notifier, d.registry.Expiry, d.drainStarted)
+	// The table exists before both the drain (which counts it and stops its
+	// admissions) and the server (which serves from it), so neither needs
+	// the other to be built first.
+	d.table = server.NewTable(cfg)
+	report := drainReporter(log, d.notifier, d.table.Expiry, d.drainStarted)
 	// The server resolves alternate servers' names when a drain starts; a
 	// change it has not read yet already says "look again".
 	drainChanged := make(chan struct{}, 1)
 	d.machine = drain.New(drain.Config{
 		Delay:       cfg.Drain.Delay,
 		Timeout:     cfg.Drain.Timeout,
-		Allocations: d.registry,
+		Allocations: d.table,
 		OnChange: func(st drain.Status) {
 			report(st)
 			select {
@@ -72,13 +72,13 @@ func build(cfg config.Config, log *slog.Logger, logOut *logWriter) (*daemon, err
 	})
 	d.totals = &traffic.Counters{}
 	var err error
-	d.metrics, err = metrics.New(d.reg, metrics.Sources{Allocations: d.registry.ByTransport, Drain: d.machine.Status, Traffic: d.totals})
+	d.metrics, err = metrics.New(d.reg, metrics.Sources{Allocations: d.table.ByTransport, Drain: d.machine.Status, Traffic: d.totals})
 	if err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
 	d.srv, err = server.New(server.Options{
-		Config: cfg, Logger: log, Observer: d.metrics, Registry: d.registry, Traffic: d.totals,
-		Accepting: d.machine.Accepting, DrainChanged: drainChanged,
+		Config: cfg, Logger: log, Observer: d.metrics, Table: d.table, Traffic: d.totals,
+		DrainChanged: drainChanged,
 	})
 	if err != nil {
 		return nil, err

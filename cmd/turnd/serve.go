@@ -101,7 +101,7 @@ func (d *daemon) run(sigs osSignals, reloadFile func()) (actor string, err error
 	g.Add(named("drain-progress", func() error {
 		ticker := time.NewTicker(drainLogInterval)
 		defer ticker.Stop()
-		drainProgress{log: d.log, status: d.machine.Status, count: d.registry.Count, expiry: d.registry.Expiry, now: time.Now}.
+		drainProgress{log: d.log, status: d.machine.Status, count: d.table.Count, expiry: d.table.Expiry, now: time.Now}.
 			run(d.drainStarted, progressStop, ticker.C)
 		return nil
 	}), func(error) { close(progressStop) })
@@ -146,7 +146,7 @@ func (d *daemon) addHTTP(g *oklog.Group) {
 	limits := httpapi.DefaultLimits()
 	refused := loglimit.New(loglimit.PerSecond, nil) // any HTTP client can cause the line
 	hs := httpapi.NewServer(httpapi.New(httpapi.Options{
-		Version: version, Started: d.started, Allocations: d.registry.ByTransport, Expiry: d.registry.Expiry,
+		Version: version, Started: d.started, Allocations: d.table.ByTransport, Expiry: d.table.Expiry,
 		Traffic: d.totals, Drain: d.machine.Status, Gatherer: d.reg, Warnings: d.warnings,
 		Admin: httpapi.Admin{
 			TokenFile: d.cfg.HTTP.AdminTokenFile, Sessions: d.srv.Sessions, Usage: d.srv.Usage, Disconnect: d.srv.Disconnect,

@@ -23,6 +23,7 @@ type clientConn struct {
 	client bindings.Client
 	fast   FastPath
 	h      Handler
+	closed func(*bindings.Client) // StreamOptions.Closed; nil: none
 	// reactor, if not nil, reads a plain TCP connection from accept (see
 	// Reactor); readyFn and releasedFn are its callbacks, bound once.
 	reactor          Reactor
@@ -203,6 +204,9 @@ func (c *clientConn) teardown() {
 		c.watchMu.Unlock()
 		if peer != nil {
 			_ = peer.Close()
+		}
+		if c.closed != nil {
+			c.closed(&c.client)
 		}
 	})
 }

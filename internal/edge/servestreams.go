@@ -27,6 +27,11 @@ type StreamOptions struct {
 	Reactor func() Reactor
 	// HandshakeTimeout bounds a TLS handshake (0: HandshakeTimeout).
 	HandshakeTimeout time.Duration
+	// Closed, if not nil, is told once of every connection that ended
+	// (the client's, an error, Close), after it is closed: the allocation
+	// it carried ends with it (RFC 8656 §2.3: a TCP or TLS allocation
+	// lives as long as its connection). It must not block.
+	Closed func(c *bindings.Client)
 	// AfterFunc, if not nil, replaces time.AfterFunc for the idle timeout
 	// (a test's fake clock).
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
@@ -65,7 +70,7 @@ func (e *Edge) ServeStreams(ln net.Listener, o StreamOptions) error {
 // a reactor costs no goroutine; a TLS one starts its own, which does the
 // handshake first so that a silent client holds up no other.
 func (e *Edge) serveConn(conn net.Conn, o *StreamOptions) {
-	c := &clientConn{e: e, conn: conn, h: o.Handler, afterFunc: o.AfterFunc,
+	c := &clientConn{e: e, conn: conn, h: o.Handler, closed: o.Closed, afterFunc: o.AfterFunc,
 		handshakeTimeout: o.HandshakeTimeout, out: newOutbox(), resume: make(chan struct{}, 1)}
 	tc, isTLS := conn.(*tls.Conn)
 	c.client = bindings.Client{Tuple: netaddr.Of(conn.RemoteAddr(), conn.LocalAddr()), TLS: isTLS, Stream: c}

@@ -116,10 +116,23 @@ func TestOpenTCPConnectAndTakePeer(t *testing.T) {
 	}
 	untaken := acceptedConn(t, accepted2)
 
+	// A pipe's reader is blocked in Read when its allocation ends: the
+	// close must wake it, and reach the peer.
+	blocked := make(chan error, 1)
+	go func() {
+		_, err := taken.Read(make([]byte, 1))
+		blocked <- err
+	}()
 	rl.Routes().Close(r, bindings.Both)
-	if _, err := taken.Read(make([]byte, 1)); err == nil {
-		t.Fatal("a taken peer connection still reads after its route closed")
+	select {
+	case err := <-blocked:
+		if err == nil {
+			t.Fatal("a taken peer connection still reads after its route closed")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a Read blocked on a taken peer connection outlives its route")
 	}
+	wantClosed(t, pc, "the peer of a taken connection, its route closed")
 	wantClosed(t, untaken, "a peer connection nobody took, its route closed")
 }
 

@@ -104,18 +104,27 @@ func (rl *Relay) claimTCP(k liveKey, route *bindings.Route) bool {
 
 // releaseTCP gives port k back.
 func (rl *Relay) releaseTCP(k liveKey) {
+	var peers []*peerConn
 	rl.mu.Lock()
-	defer rl.mu.Unlock()
 	if r := rl.tcp[k]; r != nil && r.hasClient && rl.tcpByClient[r.client] == r {
 		delete(rl.tcpByClient, r.client)
 	}
 	if r := rl.tcp[k]; r != nil && r.opened {
 		r.traffic.end()
 		r.route.Usage.Flush(rl.opts.Counters)
+		// RFC 6062 §5: the peer data connections go with their allocation
+		// (the edge then closes each client data connection piped to one).
+		for pc := range r.conns {
+			peers = append(peers, pc)
+		}
 	} else if r != nil {
 		rl.retireTCP(k, r)
 	}
 	delete(rl.tcp, k)
+	rl.mu.Unlock()
+	for _, pc := range peers {
+		_ = pc.Close()
+	}
 }
 
 // tcpHolds reports whether a TCP relay holds port.

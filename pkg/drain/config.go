@@ -9,6 +9,10 @@ type Allocations interface {
 	Count() int
 	// Changed delivers a (coalesced) notification after every change of Count.
 	Changed() <-chan struct{}
+	// StopAdmitting refuses every allocation not yet admitted and returns
+	// the count at that instant: refusal and count are one step, so an
+	// Allocate admitted before it is counted and one after is refused.
+	StopAdmitting() (live int)
 }
 
 // Config configures a Machine.
@@ -35,3 +39,4 @@ type noAllocations struct{}
 
 func (noAllocations) Count() int               { return 0 }
 func (noAllocations) Changed() <-chan struct{} { return nil }
+func (noAllocations) StopAdmitting() int       { return 0 }

@@ -30,6 +30,17 @@ func (a *admissionRace) Count() int {
 	return a.FakeAllocations.Count()
 }
 
+// StopAdmitting is the count taken in the step that refuses: it is closed
+// only if the machine says so first.
+func (a *admissionRace) StopAdmitting() int {
+	if m := a.m.Load(); m != nil && m.Accepting() {
+		a.countedOpen.Add(1)
+	} else {
+		a.countedClosed.Add(1)
+	}
+	return a.FakeAllocations.StopAdmitting()
+}
+
 // TestDrainRefusesBeforeItCounts: whether the drain flips at its start, at
 // the end of the lame-duck delay or stops at once, Accepting is false before
 // the count the drain acts on is taken.

@@ -135,6 +135,10 @@ func accepting(want bool) step {
 		if got := h.m.Accepting(); got != want {
 			h.t.Errorf("Accepting() = %v, want %v", got, want)
 		}
+		// The allocations refuse in the same step as the machine does.
+		if got := h.allocs.Admitting(); got != want {
+			h.t.Errorf("allocations admitting = %v, want %v", got, want)
+		}
 	}}
 }
 

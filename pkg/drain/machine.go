@@ -126,12 +126,15 @@ func (r *run) signal(sig Signal) {
 func (r *run) startDrain(sig Signal) {
 	cfg := r.m.cfg
 	now := cfg.Clock.Now()
+	var n int
 	if cfg.Delay == 0 {
-		// Refuse first, then count: an Allocate admitted before the flip is
-		// live by the count, not granted and then closed with the server.
-		r.refuse()
+		// Refuse and count in one step: an Allocate admitted before the
+		// flip is live by the count, not granted and then closed with the
+		// server.
+		n = r.refuse()
+	} else {
+		n = r.count()
 	}
-	n := r.count()
 	if cfg.Timeout == 0 {
 		r.stop(Immediate, sig, n)
 		return
@@ -157,10 +160,12 @@ func (r *run) startDrain(sig Signal) {
 }
 
 // refuse stops new allocations at once, ahead of the publish that reports
-// it, so that a count taken next includes every allocation ever admitted.
-func (r *run) refuse() {
+// it, and returns the count taken in the same step as the refusal
+// (Allocations.StopAdmitting): it includes every allocation ever admitted.
+func (r *run) refuse() int {
 	r.st.Accepting = false
 	r.m.accepting.Store(false)
+	return r.m.cfg.Allocations.StopAdmitting()
 }
 
 // timerFired handles the end of the delay (while still accepting) or the
@@ -168,14 +173,13 @@ func (r *run) refuse() {
 func (r *run) timerFired() {
 	clock := r.m.cfg.Clock
 	if r.st.Accepting {
-		r.refuse()
+		// Counted here as well: no change notification may ever come (an
+		// idle server), and one arriving now is folded into this update.
+		r.st.Allocations = r.refuse()
 		// The deadline timer is armed from the time the delay timer actually
 		// fired, so a late delay does not push the deadline back; a deadline
 		// already due fires at once.
 		r.timer = clock.NewTimer(r.st.Deadline.Sub(clock.Now()))
-		// Counted here as well: no change notification may ever come (an
-		// idle server), and one arriving now is folded into this update.
-		r.st.Allocations = r.count()
 		r.publish()
 		if r.st.Allocations == 0 {
 			r.stop(Drained, r.st.Trigger, 0)
@@ -208,6 +212,9 @@ func (r *run) countChanged() {
 // serving; a drain keeps the trigger that started it.
 func (r *run) stop(reason Reason, trigger Signal, remaining int) {
 	now := r.m.cfg.Clock.Now()
+	if r.st.Accepting {
+		r.m.cfg.Allocations.StopAdmitting() // the server closes next: nothing new may start
+	}
 	if r.st.Phase == Serving {
 		r.st.Trigger = trigger
 		r.st.Started = now

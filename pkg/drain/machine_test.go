@@ -144,6 +144,7 @@ type silentAllocations struct{ n atomic.Int64 }
 
 func (a *silentAllocations) Count() int               { return int(a.n.Load()) }
 func (a *silentAllocations) Changed() <-chan struct{} { return nil }
+func (a *silentAllocations) StopAdmitting() int       { return a.Count() }
 
 func TestDeadlineWithNothingLeftIsDrained(t *testing.T) {
 	allocs := &silentAllocations{}

@@ -3,7 +3,6 @@ package server_test
 import (
 	"net"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,12 +16,9 @@ import (
 // says no, a new Allocate gets a signed 486, while an allocation made before
 // keeps refreshing, permitting and relaying.
 func TestNotAccepting(t *testing.T) {
-	var accepting atomic.Bool
-	accepting.Store(true)
 	obs := &fakeObserver{}
 	opts := testOptions()
 	opts.Observer = obs
-	opts.Accepting = accepting.Load
 	s := start(t, opts)
 	peer := echoPeer(t)
 
@@ -30,8 +26,8 @@ func TestNotAccepting(t *testing.T) {
 	old.MustAllocate()
 	oldTCP := dial(t, s, "tcp")
 	oldTCP.MustAllocate()
-	waitCount(t, s.Registry(), 2)
-	accepting.Store(false)
+	waitCount(t, s.Table(), 2)
+	s.Table().StopAdmitting()
 
 	for _, network := range []string{"udp", "tcp"} {
 		c := dial(t, s, network)
@@ -46,7 +42,7 @@ func TestNotAccepting(t *testing.T) {
 	if got, want := obs.Rejected(), []string{"draining", "draining"}; !slices.Equal(got, want) {
 		t.Errorf("AllocationRejected calls %q, want %q", got, want)
 	}
-	if n := s.Registry().Count(); n != 2 {
+	if n := s.Table().Count(); n != 2 {
 		t.Errorf("registry holds %d allocations, want the 2 made before", n)
 	}
 
@@ -67,11 +63,8 @@ func TestNotAccepting(t *testing.T) {
 // first leg, signed to a client that already holds a nonce.
 func TestNotAcceptingRedirects(t *testing.T) {
 	obs := &fakeObserver{}
-	var accepting atomic.Bool
-	accepting.Store(true)
 	opts := testOptions()
 	opts.Observer = obs
-	opts.Accepting = accepting.Load
 	opts.Config.Drain.AlternateServers = []string{"192.0.2.10:3478"}
 	s := start(t, opts)
 
@@ -79,7 +72,7 @@ func TestNotAcceptingRedirects(t *testing.T) {
 	if code := c.Refresh(time.Minute); code != 437 { // only to learn a nonce
 		t.Fatalf("refresh without an allocation: code %d, want 437", code)
 	}
-	accepting.Store(false)
+	s.Table().StopAdmitting()
 	if alt := alternateOf(t, unauthenticatedAllocate(t, c)); alt != "192.0.2.10:3478" {
 		t.Errorf("first leg redirected to %s", alt)
 	}

@@ -40,7 +40,7 @@ func TestALPNRouting(t *testing.T) {
 	if code := allocateStream(t, conn, "demo", "demo"); code != 0 {
 		t.Fatalf("allocate through the alpn proxy: error %d", code)
 	}
-	waitCount(t, s.Registry(), 1)
+	waitCount(t, s.Table(), 1)
 
 	client := web.Client()
 	client.Transport.(*http.Transport).TLSClientConfig.NextProtos = []string{"h2", "http/1.1"}

@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,13 +93,10 @@ func TestAlternateNames(t *testing.T) {
 	port := testturn.FreePort(t)
 	res := &fakeResolver{answers: map[string][]netip.Addr{}, calls: make(chan string, 64)}
 	res.set("peers.turnd.test", "127.0.0.1", "127.0.0.2")
-	var accepting atomic.Bool
-	accepting.Store(true)
 	changed := make(chan struct{}, 1)
 	opts := testOptions()
 	opts.Config.Listen.UDP = []string{"127.0.0.1:" + strconv.Itoa(port)}
 	opts.Config.Drain.AlternateServers = []string{"peers.turnd.test:" + strconv.Itoa(port)}
-	opts.Accepting = accepting.Load
 	opts.DrainChanged = changed
 	opts.Resolver = res
 	opts.AlternatesRefresh = 20 * time.Millisecond
@@ -117,7 +113,7 @@ func TestAlternateNames(t *testing.T) {
 	default:
 	}
 
-	accepting.Store(false)
+	s.Table().StopAdmitting()
 	changed <- struct{}{}
 	res.lookups(t, 2)
 	self, other := "127.0.0.1:"+strconv.Itoa(port), "127.0.0.2:"+strconv.Itoa(port)
@@ -165,13 +161,10 @@ func TestAlternateNamesSkipSpecialPurpose(t *testing.T) {
 		private = append(private, "10.0.0."+strconv.Itoa(i))
 	}
 	res.set("peers.turnd.test", append(append(append([]string{}, special...), "127.0.0.2", "fd12::3", "100.64.0.1"), private...)...)
-	var accepting atomic.Bool
-	accepting.Store(true)
 	changed := make(chan struct{}, 1)
 	opts := testOptions()
 	opts.Config.Listen.UDP = []string{"127.0.0.1:0", "[::1]:0"}
 	opts.Config.Drain.AlternateServers = []string{"peers.turnd.test:3478"}
-	opts.Accepting = accepting.Load
 	opts.DrainChanged = changed
 	opts.Resolver = res
 	s := start(t, opts)
@@ -179,7 +172,7 @@ func TestAlternateNamesSkipSpecialPurpose(t *testing.T) {
 	if len(addrs) != 2 {
 		t.Fatalf("UDP addresses %v, want one IPv4 and one IPv6", addrs)
 	}
-	accepting.Store(false)
+	s.Table().StopAdmitting()
 	changed <- struct{}{}
 	res.lookups(t, 1)
 

@@ -3,17 +3,16 @@ package server
 import (
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/netip"
 	"time"
 
 	"github.com/turnd/turnd/internal/auth"
-	"github.com/turnd/turnd/internal/gate"
+	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/relay"
-	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/peerfilter"
+	"github.com/turnd/turnd/pkg/turn"
 )
 
 // apply builds everything that can change at runtime from cfg and swaps it
@@ -55,114 +54,68 @@ func (s *Server) apply(cfg config.Config) error {
 	if cert != nil {
 		s.cert.Store(cert)
 	}
-	s.registry.SetLimits(AllocationLimits(cfg))
+	s.table.SetLimits(AllocationLimits(cfg))
 	s.alts.set(alts)
 	if s.sockets != nil { // New binds after its first apply, with these limits
 		s.sockets.SetConnLimits(connLimits(cfg))
 	}
-	if s.gate != nil {
-		s.gate.SetPolicy(s.policy(cfg))
+	if s.turn != nil { // New builds the handler after its first apply
+		s.turn.SetPolicy(s.policy(cfg))
+		s.edge.SetIdleTimeout(cfg.Limits.IdleConnectionTimeout)
 	}
 	return nil
 }
 
-// policy is the gate's view of cfg; apply has already checked it.
-func (s *Server) policy(cfg config.Config) *gate.Policy {
+// policy is the handlers' view of cfg; apply has already checked it.
+func (s *Server) policy(cfg config.Config) *turn.Policy {
 	allocateRate, allocateBurst := cfg.Limits.AllocateRate()
-	return &gate.Policy{
-		Keys:            gateKeys(s),
-		MultiKey:        len(cfg.Auth.Secrets) > 1,
+	var fams bindings.Families
+	if s.relay.Serves(false) {
+		fams |= bindings.V4
+	}
+	if s.relay.Serves(true) {
+		fams |= bindings.V6
+	}
+	return &turn.Policy{
+		Creds:           s.creds.Load(),
+		Peer:            s.peerAllowed,
+		DefaultLifetime: defaultLifetime(cfg),
+		MaxLifetime:     cfg.Limits.MaxLifetime,
+		Families:        fams,
 		TCPAllocations:  cfg.Relay.TCPAllocations,
-		MaxLifetime:     grantableLifetime(cfg.Limits.MaxLifetime),
-		Alternates:      s.alts.list,
-		AlternateDomain: cfg.Drain.AlternateDomain,
-		PeerAllowed:     func(ip net.IP) bool { return s.peers.Load().Allowed(ip) },
-		OwnAddress:      s.own.contains,
-		HasAllocation:   s.registry.Has,
-		AllocationUser:  s.registry.User,
 
-		DefaultLifetime:      defaultLifetime(cfg),
-		RelayFamily:          s.relay.Serves,
-		RefuseUnknownMethods: true,
-
-		UnauthenticatedRate:      cfg.Limits.UnauthenticatedRate,
-		UserAllocateRate:         allocateRate,
-		UserAllocateBurst:        allocateBurst,
-		Bindings:                 bindings{s},
 		PermissionsPerAllocation: cfg.Limits.PermissionsPerAllocation,
 		ChannelsPerAllocation:    cfg.Limits.ChannelsPerAllocation,
-		IdleTimeout:              cfg.Limits.IdleConnectionTimeout,
+		MaxPendingConnects:       relay.MaxPendingConnects,
 
-		TCPRelay: s.connectsFull,
+		OverCapacity:    s.overCapacity,
+		Alternates:      s.alternates,
+		AlternateDomain: cfg.Drain.AlternateDomain,
+
+		UnauthenticatedRate: cfg.Limits.UnauthenticatedRate,
+		UserAllocateRate:    allocateRate,
+		UserAllocateBurst:   allocateBurst,
 	}
 }
 
-// connectsFull tells the gate whether a client's allocation is an RFC 6062
-// TCP relay, and whether its pending Connects are at the relay's cap: the
-// relay enforces the cap on accepted peers too, so it is stated there only.
-func (s *Server) connectsFull(client, server net.Addr) (full, ok bool) {
-	if s.relay == nil {
-		return false, false
-	}
-	n, ok := s.relay.PendingConnects(netaddr.Of(client, server))
-	return n >= relay.MaxPendingConnects, ok
+// peerAllowed is the handlers' peer check: the peer filter in force, and
+// never one of turnd's own sockets.
+func (s *Server) peerAllowed(peer netip.AddrPort) bool {
+	return !s.own.contains(peer) && s.peers.Load().AllowedAddr(netaddr.Unmap(peer).Addr())
 }
 
-// gateKeys gives the gate a refused username's decoy key instead of the
-// error (see authenticate): its MESSAGE-INTEGRITY check then fails after the
-// same work as a wrong password's, and the request goes on to pion as one.
-func gateKeys(s *Server) func(u, r string) (string, [][]byte, error) {
-	return func(u, r string) (string, [][]byte, error) {
-		creds := s.creds.Load()
-		id, keys, err := creds.Keys(u, r)
-		if err != nil {
-			return "", creds.Decoy(), nil
-		}
-		return id, keys, nil
+// alternates are the servers a 300 offers while the table does not admit.
+func (s *Server) alternates() []netip.AddrPort {
+	list := s.alts.list()
+	out := make([]netip.AddrPort, 0, len(list))
+	for _, a := range list {
+		out = append(out, netaddr.AddrPort(a))
 	}
-}
-
-// bindings lets the gate count an allocation's permissions and channels,
-// which the relay fast path mirrors from pion.
-type bindings struct{ s *Server }
-
-func (b bindings) Permissions(client, server net.Addr) (int, func(netip.Addr) bool, bool) {
-	if b.s.relay == nil {
-		return 0, nil, false
-	}
-	return b.s.relay.Permissions(netaddr.Of(client, server))
-}
-
-func (b bindings) Channels(client, server net.Addr) (int, func(uint16) bool, bool) {
-	if b.s.relay == nil {
-		return 0, nil, false
-	}
-	return b.s.relay.Channels(netaddr.Of(client, server))
-}
-
-// pionMaxLifetime is the longest LIFETIME pion grants as asked: it answers a
-// request of an hour or more with its 10-minute default instead.
-const pionMaxLifetime = time.Hour - time.Second
-
-// grantableLifetime is the cap the gate applies so that a client asking for
-// limits.max_lifetime (default 1h) gets as close to it as pion allows, rather
-// than pion's 10-minute default.
-func grantableLifetime(max time.Duration) time.Duration {
-	return min(max, pionMaxLifetime)
+	return out
 }
 
 // defaultLifetime is the lifetime granted when a client asks for none or
 // for less (RFC 8656 §3.9's 10 minutes), never more than the cap.
 func defaultLifetime(cfg config.Config) time.Duration {
-	return min(10*time.Minute, grantableLifetime(cfg.Limits.MaxLifetime))
-}
-
-// AllocationLimits are the allocation quotas cfg sets (limits.total_allocations,
-// user_allocations, ip_allocations, prefix_allocations), as the registry applies them.
-func AllocationLimits(cfg config.Config) allocation.Limits {
-	perPrefix, _ := cfg.Limits.PrefixCaps()
-	return allocation.Limits{
-		Total: cfg.Limits.TotalAllocations, PerUser: cfg.Limits.UserAllocations, PerIP: cfg.Limits.IPAllocations,
-		PerPrefix: perPrefix,
-	}
+	return min(10*time.Minute, cfg.Limits.MaxLifetime)
 }

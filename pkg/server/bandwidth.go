@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/turnd/turnd/internal/relay"
+	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/config"
 )
 
@@ -46,12 +47,12 @@ func (s *Server) limitAllocation(l config.Limits, relayAddr net.Addr, user strin
 func (s *Server) applyRates() {
 	s.userRates.set(s.limits)
 	l := s.limits()
-	for _, info := range s.registry.List("") {
-		shared := s.userRates.get(info.User)
+	for _, a := range s.table.Allocations() {
+		shared := s.userRates.get(a.User)
 		if shared == nil {
 			continue // ended meanwhile: its rate is gone with it
 		}
-		_ = s.limitAllocation(l, info.Relay, info.User, shared)
+		_ = s.limitAllocation(l, relayAddrOf(a), a.User, shared)
 	}
 }
 
@@ -69,6 +70,15 @@ func (s *Server) limitNew(relayAddr net.Addr, user string, shared *relay.UserRat
 			return nil
 		}
 	}
+}
+
+// relayAddrOf is the address the relay knows a's rates by: its first
+// relayed address, a TCP one for an RFC 6062 relay.
+func relayAddrOf(a *allocation.Allocation) net.Addr {
+	if a.PeerTCP {
+		return net.TCPAddrFromAddrPort(firstRelayed(a))
+	}
+	return net.UDPAddrFromAddrPort(firstRelayed(a))
 }
 
 // limits returns the limits in force.
@@ -176,4 +186,45 @@ func (s *Server) overCapacity() bool {
 	}
 	c := s.relay.Counters()
 	return s.load.rate(time.Now(), c.ToPeerBytes.Load()+c.FromPeerBytes.Load()+c.HeaderBytes.Load()) >= float64(limit)
+}
+
+// allocRates pairs each allocation's Created with its Ended in whichever
+// order they come: an allocation can end (a Close, a Disconnect) between
+// its insert and its Created, and its user's shared rate must then be
+// neither taken nor kept. Taken per allocation, never per packet.
+type allocRates struct {
+	mu   sync.Mutex
+	seen map[*allocation.Allocation]bool // true: acquired; false: ended before its Created
+}
+
+// created runs acquire for a unless a has ended already, and reports
+// whether it ran.
+func (r *allocRates) created(a *allocation.Allocation, acquire func()) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if acquired, ok := r.seen[a]; ok && !acquired {
+		delete(r.seen, a)
+		return false
+	}
+	if r.seen == nil {
+		r.seen = make(map[*allocation.Allocation]bool)
+	}
+	r.seen[a] = true
+	acquire()
+	return true
+}
+
+// ended runs release for a if created acquired for it.
+func (r *allocRates) ended(a *allocation.Allocation, release func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen[a] {
+		delete(r.seen, a)
+		release()
+		return
+	}
+	if r.seen == nil {
+		r.seen = make(map[*allocation.Allocation]bool)
+	}
+	r.seen[a] = false
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"testing"
 
+	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/config"
 )
 
@@ -55,5 +56,30 @@ func TestUserRatesKeepWhatAReloadSet(t *testing.T) {
 	}
 	if got := u.acquire("bob", limits).Rate(); got != 2000 {
 		t.Fatalf("a new user's rate is %d, want the 2000 in force", got)
+	}
+}
+
+// TestUserRateOfAnAllocationEndedBeforeItsCreated: an allocation that
+// ends before its Created event (a Close between its insert and the
+// event) takes no share of its user's rate, so none is kept for a user
+// without allocations; in the usual order the share is taken and given
+// back; either way nothing is left of the allocation.
+func TestUserRateOfAnAllocationEndedBeforeItsCreated(t *testing.T) {
+	var u userRates
+	var r allocRates
+	early, usual := &allocation.Allocation{User: "alice"}, &allocation.Allocation{User: "bob"}
+	acquire := func(a *allocation.Allocation) func() { return func() { u.acquire(a.User, limitsOf(1000)) } }
+	release := func(a *allocation.Allocation) func() { return func() { u.release(a.User) } }
+
+	r.ended(early, release(early))
+	if r.created(early, acquire(early)) {
+		t.Error("an allocation already ended took a share of its user's rate")
+	}
+	if !r.created(usual, acquire(usual)) || u.get("bob") == nil {
+		t.Fatal("a new allocation took no share of its user's rate")
+	}
+	r.ended(usual, release(usual))
+	if len(u.m) != 0 || len(r.seen) != 0 {
+		t.Fatalf("kept %d users' rates and %d allocations after every allocation ended", len(u.m), len(r.seen))
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,7 +14,9 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/testturn"
 	"github.com/turnd/turnd/pkg/server"
+	"github.com/turnd/turnd/pkg/turn"
 )
 
 // TestCloseEndsEveryAllocation closes the server under live UDP and TCP
@@ -40,8 +41,8 @@ func TestCloseEndsEveryAllocation(t *testing.T) {
 	if _, err := raw.Read(reply); err != nil { // accepted and served
 		t.Fatalf("binding over tcp: %v", err)
 	}
-	waitCount(t, s.Registry(), 2)
-	wantByTransport(t, s.Registry(), 1, 1, 0)
+	waitCount(t, s.Table(), 2)
+	wantByTransport(t, s.Table(), 1, 1, 0)
 
 	if err := s.Close(); err != nil {
 		t.Fatalf("close: %v", err)
@@ -51,8 +52,8 @@ func TestCloseEndsEveryAllocation(t *testing.T) {
 	default:
 		t.Error("Done not closed after Close")
 	}
-	waitCount(t, s.Registry(), 0)
-	wantByTransport(t, s.Registry(), 0, 0, 0)
+	waitCount(t, s.Table(), 0)
+	wantByTransport(t, s.Table(), 0, 0, 0)
 	// Clients are still open here: only the server's own goroutines count.
 	waitGoroutines(t, before)
 	_ = raw.SetReadDeadline(time.Now().Add(waitTimeout))
@@ -119,39 +120,40 @@ func TestCloseAnswersRequestsInFlight(t *testing.T) {
 	}
 }
 
-// TestCloseBoundsTheWaitForAnswers: a request pion never finishes (here a
-// Binding request whose handler is held in the log; in life, an answer
-// written to a client that stopped reading) delays Close by a bounded
-// grace, with a warning, instead of forever.
+// TestCloseBoundsTheWaitForAnswers: a request the handlers never finish
+// (here an Allocate whose relay Open is held; in life, an answer written
+// to a client that stopped reading) delays Close by a bounded grace, with
+// a warning, instead of forever.
 func TestCloseBoundsTheWaitForAnswers(t *testing.T) {
-	held, release := make(chan struct{}), make(chan struct{})
+	hold := heldRelays{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	var warned atomic.Bool
 	opts := testOptions()
-	opts.Config.Limits.UnauthenticatedRate = 0
+	server.WrapRelays(&opts, func(r turn.Relays) turn.Relays { hold.Relays = r; return hold })
 	opts.Logger = slog.New(hookLog(func(r slog.Record) {
-		switch {
-		case strings.HasPrefix(r.Message, "Received BindingRequest from"):
-			close(held)
-			<-release
-		case r.Message == "closing with requests unanswered":
+		if r.Message == "closing with requests unanswered" {
 			warned.Store(true)
 		}
 	}))
 	s := start(t, opts)
 	var released sync.Once
-	t.Cleanup(func() { released.Do(func() { close(release) }) })
-	sendBinding(t, "udp", udpAddr(t, s))
+	t.Cleanup(func() { released.Do(func() { close(hold.release) }) })
+	c := dial(t, s, "udp")
+	c.Learn()
+	// Sent once and never read: the server closes under it.
+	if _, err := c.Conn().Write(c.Build(stun.MethodAllocate, testturn.UDPTransport).Raw); err != nil {
+		t.Fatal(err)
+	}
 	select {
-	case <-held:
+	case <-hold.entered:
 	case <-time.After(waitTimeout):
-		t.Fatal("pion did not handle the Binding request")
+		t.Fatal("the Allocate never reached the relay")
 	}
 	begun := time.Now()
 	if err := s.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}
 	took := time.Since(begun)
-	released.Do(func() { close(release) })
+	released.Do(func() { close(hold.release) })
 	if took > 2*time.Second {
 		t.Errorf("Close took %v with a request never answered, want about 500 ms", took)
 	}

@@ -273,14 +273,14 @@ func conformanceRules() []rule {
 			send: func(t *testing.T, e *ruleEnv) *stun.Message {
 				e.allocate(t, true)
 				closed := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: testturn.FreeTCPPort(t)}
-				return e.c.Ask(stun.MethodConnect, testturn.PeerAddr(closed))
+				return e.c.Connect(closed) // answered when the dial ends, after any request behind it
 			},
 			want: 447},
 		{section: "RFC 6062 §5.2", name: "second Connect to a connected peer: 446", nets: tcpOnly,
 			send: func(t *testing.T, e *ruleEnv) *stun.Message {
 				e.allocate(t, true)
 				peer := tcpPeer(t)
-				if code := testturn.ErrorCode(e.c.Ask(stun.MethodConnect, testturn.PeerAddr(peer))); code != 0 {
+				if code := testturn.ErrorCode(e.c.Connect(peer)); code != 0 {
 					t.Fatalf("first Connect: %d", code)
 				}
 				return e.c.Ask(stun.MethodConnect, testturn.PeerAddr(peer))

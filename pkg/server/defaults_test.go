@@ -10,10 +10,13 @@ import (
 )
 
 // TestDefaultsRefuseFarREST: with the default auth.max_rest_validity, a REST
-// username that expires in year 9999 is refused like a wrong password, while
-// one valid for a day works.
+// username that expires in year 9999 is refused like a wrong password, with
+// a warning line that tells the operator why, while one valid for a day
+// works.
 func TestDefaultsRefuseFarREST(t *testing.T) {
+	var log lineLog
 	opts := testOptions()
+	opts.Logger = log.logger()
 	opts.Config.Auth.Secrets = []string{"secret"}
 	s := start(t, opts)
 	rest := func(user string) *testturn.Client {
@@ -21,6 +24,10 @@ func TestDefaultsRefuseFarREST(t *testing.T) {
 	}
 	if code := testturn.ErrorCode(rest("253402300799:mallory").Allocate()); code != 401 {
 		t.Fatalf("a REST username valid until year 9999: %d, want 401", code)
+	}
+	const warning = "REST credential expires further ahead than auth.max_rest_validity"
+	if lines := log.matching(warning); len(lines) != 1 || lines[0].attrs["user"] != "253402300799:mallory" {
+		t.Errorf("warning lines %v, want one naming the username", lines)
 	}
 	day := strconv.FormatInt(time.Now().Add(24*time.Hour).Unix(), 10) + ":alice"
 	if code := testturn.ErrorCode(rest(day).Allocate()); code != 0 {

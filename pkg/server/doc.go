@@ -1,12 +1,12 @@
 // Package server assembles turnd's TURN service: it translates its
 // configuration into the client-facing sockets the edge binds (edge.Bind: a
-// SO_REUSEPORT group per UDP address, TCP and TLS listeners), puts the edge
-// (client I/O, asking the gate's policy) in front of them, and runs
-// pion/turn behind it with turnd's credentials, peer filter, quotas, relay
-// sockets and allocation registry. It is the only package that imports
-// pion/turn.
+// SO_REUSEPORT group per UDP address, TCP and TLS listeners), and wires
+// turnd's own control plane behind them: the allocation table
+// (pkg/allocation), the request handlers (pkg/turn) with a policy built
+// from the configuration, the relay (internal/relay) and the edge's serve
+// loops (internal/edge). It is wiring and reload only.
 //
-// It exposes plain methods (Registry, Reload, Close) and reports what it sees
+// It exposes plain methods (Table, Reload, Close) and reports what it sees
 // to an Observer; it never decides when to stop — the drain does — and it
 // knows nothing about HTTP. Its one rule for the drain: no client-facing
 // socket is closed or added while allocations live, because for UDP that

@@ -5,7 +5,12 @@ import (
 
 	"github.com/turnd/turnd/internal/loglimit"
 	"github.com/turnd/turnd/pkg/config"
+	"github.com/turnd/turnd/pkg/turn"
 )
+
+// WrapRelays makes the server built with o open its routes through wrap's
+// Relays.
+func WrapRelays(o *Options, wrap func(turn.Relays) turn.Relays) { o.relays = wrap }
 
 // Config returns the configuration in force.
 func (s *Server) Config() config.Config { return *s.cfg.Load() }
@@ -17,10 +22,6 @@ func (s *Server) UDPSocketCount() int { return len(s.sockets.UDP) }
 // SetLogClock makes the limits of the lines clients and peers can cause
 // read now.
 func (s *Server) SetLogClock(now func() time.Time) { s.logRate.clock.Store(&now) }
-
-// PionLinesHeld returns how many of pion's lines of kind format the log
-// limit holds back and has not yet reported.
-func (s *Server) PionLinesHeld(format string) int64 { return s.logRate.pion.Of(format).Held() }
 
 // LogLinesPerSecond is how many lines of one kind a client or a peer can
 // cause in a second.

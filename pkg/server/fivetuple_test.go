@@ -99,10 +99,10 @@ func TestProxiedFiveTupleHeld(t *testing.T) {
 	if code := first.Refresh(time.Minute); code != 0 {
 		t.Fatalf("first connection's Refresh after the second hung up: %d, want success", code)
 	}
-	waitCount(t, s.Registry(), 1)
+	waitCount(t, s.Table(), 1)
 
 	hangUp(t, first)
-	waitCount(t, s.Registry(), 0)
+	waitCount(t, s.Table(), 0)
 	again := testturn.Over(t, announce(t, addr, announced), "demo", "demo")
 	again.MustAllocate()
 	mustPermit(t, again, peer)

@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"runtime"
 	"slices"
 	"sync"
@@ -162,7 +163,7 @@ func echoPeerOn(t *testing.T, addr string) *net.UDPAddr {
 
 // waitCount waits, on the registry's change notifications, until it holds n
 // allocations.
-func waitCount(t *testing.T, r *allocation.Registry, n int) {
+func waitCount(t *testing.T, r *server.Table, n int) {
 	t.Helper()
 	timer := time.NewTimer(waitTimeout)
 	defer timer.Stop()
@@ -176,7 +177,7 @@ func waitCount(t *testing.T, r *allocation.Registry, n int) {
 }
 
 // wantByTransport checks the registry's per-transport counts.
-func wantByTransport(t *testing.T, r *allocation.Registry, udp, tcp, tls int) {
+func wantByTransport(t *testing.T, r *server.Table, udp, tcp, tls int) {
 	t.Helper()
 	got := r.ByTransport()
 	want := map[allocation.Transport]int{allocation.UDP: udp, allocation.TCP: tcp, allocation.TLS: tls}
@@ -425,4 +426,15 @@ func signedRequest(t *testing.T, c *testturn.Client, user, pass string, method s
 	}
 	key := auth.LongTermKey(user, realm.String(), pass)
 	return c.RoundTrip(build(stun.NewUsername(user), realm, nonce, stun.MessageIntegrity(key)))
+}
+
+// ipCount is how many live allocations clients at ip hold.
+func ipCount(t *server.Table, ip netip.Addr) int {
+	n := 0
+	for _, info := range t.List("") {
+		if info.Tuple.Client.Addr() == ip {
+			n++
+		}
+	}
+	return n
 }

@@ -20,15 +20,13 @@ import (
 // its length would wrap and the peer's bytes would be read as frames of the
 // client's stream. It is dropped and counted instead, and the peer's next
 // datagram is the next frame, intact. On a channel it fits ChannelData: a
-// plain TCP client gets it whole; a TLS client's downlink is pion's read
-// loop, whose buffer holds 1600 bytes, so there it is dropped too rather
-// than cut short. A UDP client is checked too: it has no stream to break,
+// TCP or TLS client gets it whole (the edge frames TLS like TCP). A UDP client is checked too: it has no stream to break,
 // but must get the next datagram all the same.
 func TestOversizedPeerDatagramKeepsTheStreamWellFormed(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
 		channelWhole bool
-	}{{"udp", true}, {"tcp", true}, {"tls", false}} {
+	}{{"udp", true}, {"tcp", true}, {"tls", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig()
 			cfg.Listen.UDP = []string{"[::1]:0"} // relays on ::1 for clients of these listeners

@@ -10,9 +10,9 @@ import (
 // panicked reports a panic recovered while handling one packet.
 func (s *Server) panicked(v any) { s.recovered("packet", v) }
 
-// catch recovers a panic in one of turnd's callbacks that run on pion's
-// goroutines (a read loop serving many clients, an allocation's relay
-// loop): a bug there must cost one request, not every call. The callback
+// catch recovers a panic in one of turnd's callbacks that run on the
+// edge's readers and the relay's loops (the handlers' Events): a bug there
+// must cost one event, not the request nor every call. The callback
 // returns its zero values; use it as `defer s.catch("where")`.
 func (s *Server) catch(where string) {
 	if v := recover(); v != nil {

@@ -49,8 +49,8 @@ func TestProxyProtocolClientAddress(t *testing.T) {
 			a.MustAllocate()
 			b := testturn.DialFrom(t, "tcp", "127.0.0.8", proxy, "demo", "demo")
 			b.MustAllocate()
-			waitCount(t, s.Registry(), 2)
-			if n := s.Registry().IPCount(netip.MustParseAddr("127.0.0.7")); n != 1 {
+			waitCount(t, s.Table(), 2)
+			if n := ipCount(s.Table(), netip.MustParseAddr("127.0.0.7")); n != 1 {
 				t.Errorf("allocations of 127.0.0.7: %d, want 1", n)
 			}
 			again := testturn.DialFrom(t, "tcp", "127.0.0.7", proxy, "demo", "demo")
@@ -148,11 +148,11 @@ func TestProxyProtocolTLS(t *testing.T) {
 	if code := allocateStream(t, conn, "demo", "demo"); code != 0 {
 		t.Fatalf("allocate over tls through the proxy: error %d", code)
 	}
-	waitCount(t, s.Registry(), 1)
-	if n := s.Registry().IPCount(netip.MustParseAddr("127.0.0.7")); n != 1 {
+	waitCount(t, s.Table(), 1)
+	if n := ipCount(s.Table(), netip.MustParseAddr("127.0.0.7")); n != 1 {
 		t.Errorf("allocations of 127.0.0.7: %d, want 1 (the client's address, not the proxy's)", n)
 	}
-	wantByTransport(t, s.Registry(), 0, 0, 1)
+	wantByTransport(t, s.Table(), 0, 0, 1)
 }
 
 // TestProxyProtocolRefusals: a header from a source that is not trusted, a

@@ -3,12 +3,13 @@ package server_test
 import (
 	"fmt"
 	"net"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/pion/stun/v4"
 
-	"github.com/turnd/turnd/internal/stacks"
 	"github.com/turnd/turnd/internal/testturn"
 	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
@@ -35,7 +36,7 @@ func TestRelay(t *testing.T) {
 			opts.Traffic = tr
 			s := start(t, opts)
 			peer := echoPeer(t)
-			reg := s.Registry()
+			reg := s.Table()
 
 			c := dial(t, s, tt.network)
 			relayed := c.MustAllocate()
@@ -79,7 +80,7 @@ func TestRelay(t *testing.T) {
 // classification is checked on one registry, then ends them one by one.
 func TestMixedTransports(t *testing.T) {
 	s := start(t, testOptions())
-	reg := s.Registry()
+	reg := s.Table()
 	u1, u2 := dial(t, s, "udp"), dial(t, s, "udp")
 	c1 := dial(t, s, "tcp")
 	for _, c := range []interface{ MustAllocate() *net.UDPAddr }{u1, u2, c1} {
@@ -129,7 +130,7 @@ func TestOneClientSocketTwoServerAddresses(t *testing.T) {
 				clients[i] = testturn.DialShared(t, tc.network, from, srv.String(), "demo", "demo")
 				clients[i].MustAllocate()
 			}
-			waitCount(t, s.Registry(), 2)
+			waitCount(t, s.Table(), 2)
 			// Both allocations get their binding before either relays.
 			peers := [2]*net.UDPAddr{echoPeer(t), echoPeer(t)}
 			for i, c := range clients {
@@ -156,7 +157,7 @@ func TestOneClientSocketTwoServerAddresses(t *testing.T) {
 				}
 				c.Close()
 			}
-			waitCount(t, s.Registry(), 0)
+			waitCount(t, s.Table(), 0)
 		})
 	}
 }
@@ -173,7 +174,7 @@ func TestOneAddressOverUDPAndTCP(t *testing.T) {
 	opts.Config.Listen.UDP = []string{fmt.Sprintf("127.0.0.1:%d", port)}
 	opts.Config.Listen.TCP = opts.Config.Listen.UDP
 	s := start(t, opts)
-	reg := s.Registry()
+	reg := s.Table()
 	peer := echoPeer(t)
 	from := fmt.Sprintf("127.0.0.1:%d", testturn.FreePort(t))
 	u := testturn.DialFrom(t, "udp", from, udpAddr(t, s), "demo", "demo")
@@ -230,10 +231,10 @@ func TestLifetime(t *testing.T) {
 	}
 }
 
-// TestTCPClientReadByRelayLoop: once a plain TCP client holds an allocation,
-// the relay's downlink loop reads its connection (pion's goroutine for it
-// waits in the gate), and everything still works over it: data both ways,
-// and control requests, which the loop hands back to pion.
+// TestTCPClientReadByRelayLoop: a plain TCP client's connection is read by
+// a relay downlink loop from its accept on, with no goroutine of its own,
+// and everything works over it: data both ways, and control requests,
+// which the loop serves inline.
 func TestTCPClientReadByRelayLoop(t *testing.T) {
 	s := start(t, testOptions())
 	peer := echoPeer(t)
@@ -241,12 +242,15 @@ func TestTCPClientReadByRelayLoop(t *testing.T) {
 	c.MustAllocate()
 	mustPermit(t, c, peer)
 	mustEcho(t, c, peer, "through the loop")
-	stacks.Wait(t, "edge.(*streamConn).await", waitTimeout)
+	buf := make([]byte, 1<<20)
+	if st := string(buf[:runtime.Stack(buf, true)]); strings.Contains(st, "edge.(*clientConn).readLoop") {
+		t.Fatal("a goroutine reads the TCP client's connection; want the relay loop alone")
+	}
 	if code := c.Refresh(10 * time.Minute); code != 0 {
 		t.Fatalf("refresh over a loop-read connection: error %d", code)
 	}
 	mustPermit(t, c, peer)
 	mustEcho(t, c, peer, "after the refresh")
 	c.Close()
-	waitCount(t, s.Registry(), 0)
+	waitCount(t, s.Table(), 0)
 }

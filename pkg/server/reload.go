@@ -24,7 +24,7 @@ func (s *Server) Reload(cfg config.Config) (restartNeeded []string, err error) {
 	s.applyRates()
 	if cfg.Auth.DisconnectOnRevoke {
 		for _, user := range cfg.Auth.RevokedUsers {
-			if s.registry.UserCount(user) > 0 {
+			if s.table.UserCount(user) > 0 {
 				s.Disconnect(user, "", "reload: auth.revoked_users")
 			}
 		}
@@ -33,18 +33,21 @@ func (s *Server) Reload(cfg config.Config) (restartNeeded []string, err error) {
 }
 
 // revokeDenied stops live allocations relaying to peers the filter in
-// force denies: their fast-path permissions and channels go, and pion's
-// own, left to expire, can no longer send (forbidden).
+// force denies: their permissions and channels go from the table, and so
+// from the fast path.
 func (s *Server) revokeDenied() {
 	peers := s.peers.Load()
-	perms, chans := s.relay.Revoke(func(a netip.Addr) bool { return !peers.AllowedAddr(a) })
+	denied := func(a netip.Addr) bool { return !peers.AllowedAddr(a) }
+	perms, chans := s.table.Revoke(denied)
+	s.relay.Revoke(denied) // RFC 6062 peer connections to them close; the table holds the sets
+
 	if perms+chans > 0 {
 		s.log.Info("reload: live permissions and channels to peers now denied removed",
 			"permissions", perms, "channels", chans)
 	}
 }
 
-// forbidden reports peers no relayed data may reach whatever pion's
+// forbidden reports peers no relayed data may reach whatever the
 // permissions say: turnd's own sockets, and peers the filter denies (after
 // a reload; before, no permission to them could be created).
 func (s *Server) forbidden(ap netip.AddrPort) bool {

@@ -52,8 +52,8 @@ func TestRevocationOnReload(t *testing.T) {
 			if code := demo.Refresh(5 * time.Minute); code != 0 {
 				t.Fatalf("another user's Refresh: error %d", code)
 			}
-			if s.Registry().UserCount("mallory") != map[bool]int{false: 1, true: 0}[disconnect] {
-				t.Fatalf("mallory holds %d allocations", s.Registry().UserCount("mallory"))
+			if s.Table().UserCount("mallory") != map[bool]int{false: 1, true: 0}[disconnect] {
+				t.Fatalf("mallory holds %d allocations", s.Table().UserCount("mallory"))
 			}
 		})
 	}

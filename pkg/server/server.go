@@ -1,26 +1,25 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/pion/turn/v5"
-
 	"github.com/turnd/turnd/internal/auth"
+	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/edge"
-	"github.com/turnd/turnd/internal/gate"
-	"github.com/turnd/turnd/internal/loglimit"
 	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/internal/traffic"
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/peerfilter"
+	"github.com/turnd/turnd/pkg/turn"
 )
 
 // Options build a Server.
@@ -29,18 +28,15 @@ type Options struct {
 	Logger *slog.Logger
 	// Observer receives events for metrics; nil means none.
 	Observer Observer
-	// Accepting reports whether new allocations are taken; the drain owns
-	// the answer. nil means always.
-	Accepting func() bool
-	// Registry is the allocation book the server keeps; nil makes a new one.
-	// The caller passes its own when something (the drain) must watch it
-	// before the server exists.
-	Registry *allocation.Registry
+	// Table is the allocation table the server serves from; nil makes a new
+	// one. The caller passes its own when something (the drain) must count
+	// it and stop its admissions before the server exists.
+	Table *Table
 	// Traffic receives relayed traffic totals; nil makes new counters.
 	Traffic *traffic.Counters
 	// DrainChanged receives after every change of the drain's status; the
-	// server resolves the names in drain.alternate_servers when Accepting
-	// turns false, and again every AlternatesRefresh while it stays so.
+	// server resolves the names in drain.alternate_servers when the table
+	// stops admitting, and again every AlternatesRefresh while it stays so.
 	// nil: names are never resolved (a drain answers 486).
 	DrainChanged <-chan struct{}
 	// Resolver looks names up; nil means net.DefaultResolver.
@@ -48,26 +44,32 @@ type Options struct {
 	// AlternatesRefresh is how often names are resolved again while
 	// draining; 0 means 10s.
 	AlternatesRefresh time.Duration
-	// AllocateRateClock is the clock of limits.user_allocate_rate; nil
-	// means time.Now.
+	// AllocateRateClock is the clock of the handlers (limits.user_allocate_rate,
+	// nonces, lifetimes); nil means time.Now.
 	AllocateRateClock func() time.Time
+	// Clock drives the table's expiries; nil means the system clock.
+	Clock allocation.Clock
+
+	// relays, if not nil, wraps the relay the handlers open routes on (a
+	// test's hold; export_test.go sets it).
+	relays func(turn.Relays) turn.Relays
 }
 
 // Server is a running TURN service. Create it with New; stop it with Close.
 type Server struct {
-	log       *slog.Logger
-	obs       Observer
-	accepting func() bool
+	log *slog.Logger
+	obs Observer
 
-	cfg      atomic.Pointer[config.Config]
-	creds    atomic.Pointer[auth.Store]
-	peers    atomic.Pointer[peerfilter.Filter]
-	cert     atomic.Pointer[tls.Certificate]
-	registry *allocation.Registry
-	gate     *gate.Gate
-	edge     *edge.Edge
-	relay    *relay.Relay
-	turn     *turn.Server
+	cfg    atomic.Pointer[config.Config]
+	creds  atomic.Pointer[auth.Store]
+	peers  atomic.Pointer[peerfilter.Filter]
+	cert   atomic.Pointer[tls.Certificate]
+	table  *Table
+	nonces *auth.Nonces
+	turn   *turn.Handler
+	edge   *edge.Edge
+	relay  *relay.Relay
+	now    func() time.Time
 
 	// sockets are the client-facing sockets, bound by the edge.
 	sockets *edge.Sockets
@@ -77,32 +79,37 @@ type Server struct {
 	own     ownAddrs
 	alts    *alternates
 
-	shutdownReason atomic.Pointer[string] // see SetShutdownReason
-	load           throughput             // for limits.total_bps
-	userRates      userRates              // for limits.user_total_bps
-	users          *userTraffic           // for http.metrics_users
+	shutdownReason atomic.Pointer[allocation.EndReason] // see SetShutdownReason
+	load           throughput                           // for limits.total_bps
+	userRates      userRates                            // for limits.user_total_bps
+	rated          allocRates                           // which allocations hold a userRates share
+	users          *userTraffic                         // for http.metrics_users
 
-	loops     *loopWatch
+	stopRun   context.CancelFunc
+	serving   sync.WaitGroup // the serve loops and the table's clock
 	closeOnce sync.Once
 	closed    chan struct{}
 }
+
+// nonceLife is how long a NONCE stays fresh before a 438 asks for another:
+// 0, auth.DefaultNonceLifetime.
+const nonceLife = 0
 
 // New binds every listening socket and starts serving. A socket that cannot
 // be bound (address in use, bad certificate) fails New with nothing left open.
 func New(opts Options) (*Server, error) {
 	cfg := opts.Config
 	s := &Server{
-		log:       opts.Logger,
-		obs:       opts.Observer,
-		accepting: opts.Accepting,
-		registry:  opts.Registry,
-		logRate:   newLineLimits(),
-		loops:     newLoopWatch(),
-		closed:    make(chan struct{}),
-		users:     newUserTraffic(cfg.HTTP.MetricsUsers),
+		log:     opts.Logger,
+		obs:     opts.Observer,
+		table:   opts.Table,
+		now:     opts.AllocateRateClock,
+		logRate: newLineLimits(),
+		closed:  make(chan struct{}),
+		users:   newUserTraffic(cfg.HTTP.MetricsUsers),
 	}
-	if s.registry == nil {
-		s.registry = allocation.NewRegistry(AllocationLimits(cfg))
+	if s.table == nil {
+		s.table = NewTable(cfg)
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -110,8 +117,8 @@ func New(opts Options) (*Server, error) {
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
-	if s.accepting == nil {
-		s.accepting = func() bool { return true }
+	if s.now == nil {
+		s.now = time.Now
 	}
 	s.alts = newAlternates(opts.Resolver, s.own.contains, s.log, opts.AlternatesRefresh)
 	if s.alts.resolver == nil {
@@ -120,6 +127,11 @@ func New(opts Options) (*Server, error) {
 	if s.alts.refresh <= 0 {
 		s.alts.refresh = defaultAlternatesRefresh
 	}
+	nonces, err := auth.NewNonces(nil, nonceLife)
+	if err != nil {
+		return nil, fmt.Errorf("make nonces: %w", err)
+	}
+	s.nonces = nonces
 	if err := s.apply(cfg); err != nil {
 		return nil, err
 	}
@@ -130,47 +142,20 @@ func New(opts Options) (*Server, error) {
 	ropts.Counters = opts.Traffic
 	ropts.Forbidden = s.forbidden
 	ropts.Panicked = func(v any) { s.recovered("relay downlink loop", v) }
+	ropts.PeerArrived = s.peerArrived
 	s.relay = relay.New(ropts)
-	s.gate = gate.New(s.policy(cfg), gate.Hooks{
-		Accepting:  s.accepting,
-		Redirected: func(string, *net.UDPAddr) { s.obs.AllocationRejected(RejectRedirected) },
-		TCPRefused: func(string) { s.obs.AllocationRejected(RejectTCPDisabled) },
-		ReservationRefused: func(user string) {
-			s.obs.AllocationRejected(RejectQuota)
-			if held, ok := s.allow(s.logRate.reservations, slog.LevelInfo); ok {
-				s.log.Info("allocation refused: too many port reservations", loglimit.Args(held, "user", user)...)
-			}
-		},
-		AllocateRateLimited: func(user string) {
-			s.obs.AllocationRejected(RejectRate)
-			if held, ok := s.allow(s.logRate.allocateRate, slog.LevelInfo); ok {
-				s.log.Info("allocation refused: allocate rate", loglimit.Args(held, "user", user)...)
-			}
-		},
-		PeerRefused: func(user string, peer net.IP) {
-			s.obs.PermissionRejected(RejectPeerDenied)
-			if held, ok := s.allow(s.logRate.peerRefused, slog.LevelInfo); ok {
-				s.log.Info("peer refused", loglimit.Args(held, "user", user, "peer", peer)...)
-			}
-		},
-		CapacityRefused: func(user string) {
-			s.obs.PermissionRejected(RejectBindingsCapacity)
-			if held, ok := s.allow(s.logRate.capacity, slog.LevelInfo); ok {
-				s.log.Info("permission, channel or connect refused: allocation at its cap", loglimit.Args(held, "user", user)...)
-			}
-		},
-		RateLimited:    func(net.Addr) { s.obs.RequestDropped(DropRateLimited) },
-		BadFingerprint: func(net.Addr) { s.obs.RequestDropped(DropBadFingerprint) },
-		// The response carrying the grant is written after pion's created
-		// event, so the registry already holds the allocation it extends.
-		Granted: func(client, server net.Addr, lifetime time.Duration) {
-			s.registry.Extend(client, server, time.Now().Add(lifetime))
-		},
-		Releasing: func(client, server net.Addr) { s.registry.MarkEnding(client, server, EndReleased) },
-		Now:       opts.AllocateRateClock,
-	})
-	s.edge = edge.New(s.gate, s.panicked)
+	var routes turn.Relays = s.relay.Routes()
+	if opts.relays != nil {
+		routes = opts.relays(routes)
+	}
+	s.turn = turn.New(turn.Options{
+		Table: s.table.Table, Relays: routes, Nonces: s.nonces, Events: events{s}, Now: s.now,
+	}, s.policy(cfg))
+	s.table.handler.Store(s.turn)
+	s.edge = edge.New(nil, s.panicked)
+	s.edge.SetIdleTimeout(cfg.Limits.IdleConnectionTimeout)
 	if err := s.bind(cfg); err != nil {
+		s.relay.Close()
 		return nil, err
 	}
 	for _, a := range append(append(s.UDPAddrs(), s.TCPAddrs()...), s.TLSAddrs()...) {
@@ -178,67 +163,81 @@ func New(opts Options) (*Server, error) {
 	}
 	// Only now are turnd's own addresses known, which the alternates leave out.
 	s.alts.republish()
-	if err := s.startTURN(cfg); err != nil {
-		_ = s.sockets.Close()
-		return nil, err
+	clock := opts.Clock
+	if clock == nil && opts.AllocateRateClock != nil {
+		clock = handlerClock{now: s.now} // deadlines are set on the handlers' clock
 	}
+	s.serve(clock)
 	if opts.DrainChanged != nil {
-		go s.alts.run(s.accepting, opts.DrainChanged, s.closed)
+		go s.alts.run(s.table.Admitting, opts.DrainChanged, s.closed)
 	}
 	return s, nil
 }
 
-// startTURN runs pion behind the edge: one allocation table per UDP socket
-// (pion's design) and one per stream listener.
-func (s *Server) startTURN(cfg config.Config) error {
-	var pcs []turn.PacketConnConfig
-	for _, c := range s.sockets.UDP {
-		// The hint carries the gate's port request for the packet this
-		// socket is handling to this socket's relay generator (edge.PortHint).
-		hint := new(edge.PortHint)
-		conn, err := s.edge.PacketConn(c, hint, s.relay.RelayFor(c))
-		if err != nil {
-			return err
-		}
-		pcs = append(pcs, turn.PacketConnConfig{
-			PacketConn:            watchedPacketConn{PacketConn: conn, w: s.loops},
-			RelayAddressGenerator: s.relayGenerator(c, hint),
-			PermissionHandler:     s.permit,
-		})
-	}
-	var lcs []turn.ListenerConfig
-	for i, ln := range append(append([]net.Listener(nil), s.sockets.TCP...), s.sockets.TLS...) {
-		gen := s.relayGenerator(nil, nil) // TLS: pion's read loop writes through crypto/tls
-		if i < len(s.sockets.TCP) {
-			gen = s.streamGenerator()
-		}
-		lcs = append(lcs, turn.ListenerConfig{
-			Listener:              watchedListener{Listener: s.edge.Listener(ln, edge.HandshakeTimeout, s.streamFastPath), w: s.loops},
-			RelayAddressGenerator: gen,
-			PermissionHandler:     s.permit,
-		})
-	}
-	t, err := turn.NewServer(turn.ServerConfig{
-		PacketConnConfigs:  pcs,
-		ListenerConfigs:    lcs,
-		LoggerFactory:      pionLoggers{log: s.log, kinds: s.logRate.pion},
-		Realm:              cfg.Realm,
-		AuthHandler:        s.authenticate,
-		QuotaHandler:       s.admit,
-		EventHandler:       s.events(),
-		ChannelBindTimeout: cfg.Limits.ChannelLifetime,
-		PermissionTimeout:  cfg.Limits.PermissionLifetime,
-		AllocationLifetime: defaultLifetime(cfg),
-	})
-	if err != nil {
-		return fmt.Errorf("start turn server: %w", err)
-	}
-	s.turn = t
-	return nil
+// peerArrived is the relay's Options.PeerArrived: the handler's, once it
+// exists (no RFC 6062 route opens before).
+func (s *Server) peerArrived(r *bindings.Route, peer netip.AddrPort) (uint32, bool) {
+	return s.turn.PeerArrived(r, peer)
 }
 
-// Registry returns the live allocation registry (what the drain waits on).
-func (s *Server) Registry() *allocation.Registry { return s.registry }
+// serve starts a loop per UDP socket and per stream listener, and the
+// table's clock.
+func (s *Server) serve(clock allocation.Clock) {
+	if clock == nil {
+		clock = allocation.Wall{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopRun = cancel
+	s.serving.Add(1)
+	go func() {
+		defer s.serving.Done()
+		s.table.Run(ctx, clock)
+	}()
+	for _, sock := range s.sockets.UDP {
+		s.serving.Add(1)
+		go func() {
+			defer s.serving.Done()
+			_ = s.edge.ServeUDP(sock, s.relay.RelayFor(sock), s.turn.Serve) // a failure is in Failed
+		}()
+	}
+	streams := edge.StreamOptions{
+		Handler:  s.turn.Serve,
+		FastPath: s.streamFastPath,
+		Reactor: func() edge.Reactor {
+			l, err := s.relay.NextLoop()
+			if err != nil {
+				return nil // the connection's own goroutine reads it
+			}
+			return l
+		},
+		HandshakeTimeout: edge.HandshakeTimeout,
+		Closed:           s.streamClosed,
+	}
+	for _, ln := range append(append([]net.Listener(nil), s.sockets.TCP...), s.sockets.TLS...) {
+		s.serving.Add(1)
+		go func() {
+			defer s.serving.Done()
+			_ = s.edge.ServeStreams(ln, streams)
+		}()
+	}
+}
+
+// handlerClock is the table's clock when only the handlers' is given.
+type handlerClock struct{ now func() time.Time }
+
+func (c handlerClock) Now() time.Time                         { return c.now() }
+func (c handlerClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// streamClosed ends the allocation a TCP or TLS client's connection
+// carried: it lives as long as its connection.
+func (s *Server) streamClosed(c *bindings.Client) {
+	if a, ok := s.table.Get(c.Tuple); ok && a.Route.Client.Stream == c.Stream {
+		s.table.End(a, allocation.EndConnectionClosed)
+	}
+}
+
+// Table returns the allocation table (what the drain waits on).
+func (s *Server) Table() *Table { return s.table }
 
 // UDPAddrs returns the bound UDP addresses, one per SO_REUSEPORT group.
 func (s *Server) UDPAddrs() []net.Addr { return s.sockets.UDPAddrs() }
@@ -253,25 +252,23 @@ func (s *Server) TLSAddrs() []net.Addr { return s.sockets.TLSAddrs() }
 // local address is local.
 func (s *Server) streamFastPath(local net.Addr) edge.FastPath { return s.relay.RelayStreamFor(local) }
 
-// answerGrace bounds how long Close waits for pion to answer the requests
-// it is handling: microseconds, unless a client's connection stopped taking
-// bytes and the answer's write blocks.
+// answerGrace bounds how long Close waits for the answers the edge has
+// queued: microseconds, unless a client's connection stopped taking bytes.
 const answerGrace = 500 * time.Millisecond
 
-// answerPending lets pion answer the requests it is handling before the
-// sockets close, for at most answerGrace.
-func (s *Server) answerPending() {
-	pending, answered := s.edge.Quiesce()
-	if pending == 0 {
-		return
-	}
-	s.log.Debug("closing: answering requests in flight", "requests", pending)
+// awaitLoops waits for the serve loops to return, for at most answerGrace:
+// a handler that never returns must not hold Close forever.
+func (s *Server) awaitLoops() {
+	done := make(chan struct{})
+	go func() {
+		s.serving.Wait()
+		close(done)
+	}()
 	t := time.NewTimer(answerGrace)
 	defer t.Stop()
 	select {
-	case <-answered:
+	case <-done:
 	case <-t.C:
-		s.log.Warn("closing with requests unanswered", "waited", answerGrace)
 	}
 }
 
@@ -281,32 +278,30 @@ func (s *Server) Done() <-chan struct{} { return s.closed }
 // Failed delivers the error of the first UDP socket or TCP/TLS listener
 // that stopped serving before Close: the server no longer answers there, so
 // the process should stop rather than look healthy.
-func (s *Server) Failed() <-chan error { return s.loops.failed }
+func (s *Server) Failed() <-chan error { return s.edge.Failed() }
 
 // Close stops serving and ends every allocation at once. The drain calls it
 // only when it is over (no allocations left, or its deadline passed).
-// Requests pion is handling are answered first, for at most answerGrace:
-// the Refresh with lifetime 0 that ended a drain gets its 200.
+// The answers the edge has queued are written first, for at most
+// answerGrace: the Refresh with lifetime 0 that ended a drain gets its 200.
 func (s *Server) Close() error {
-	var err error
 	s.closeOnce.Do(func() {
-		// Before any socket closes: the read errors that follow are ours.
-		s.loops.closing.Store(true)
-		s.answerPending()
-		s.registry.MarkAllEnding(s.shutdownReasonOr(EndShutdown))
-		err = s.turn.Close()
-		if errors.Is(err, net.ErrClosed) {
-			err = nil
+		s.table.StopAdmitting()
+		s.log.Debug("closing: answering requests in flight")
+		ctx, cancel := context.WithTimeout(context.Background(), answerGrace)
+		if err := s.edge.Stop(ctx); err != nil {
+			s.log.Warn("closing with requests unanswered", "waited", answerGrace)
 		}
-		s.recordShutdown()
+		cancel()
+		why := s.shutdownReasonOr(allocation.EndShutdown)
+		// Usage records through the table's Ended hook, counters final
+		// enough: no reader serves anymore.
+		s.table.EndWhere(func(*allocation.Allocation) bool { return true }, why)
 		s.relay.Close()
-		// pion closed the sockets and listeners, not what they accepted nor
-		// the address locks.
+		s.stopRun()
 		_ = s.sockets.Close()
+		s.awaitLoops()
 		close(s.closed)
 	})
-	if err != nil {
-		return fmt.Errorf("close turn server: %w", err)
-	}
 	return nil
 }

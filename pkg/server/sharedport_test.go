@@ -46,6 +46,6 @@ func TestSharedPort(t *testing.T) {
 	peer := echoPeer(t)
 	mustPermit(t, c, peer)
 	mustEcho(t, c, peer, "plain tcp on the shared port")
-	waitCount(t, s.Registry(), 2)
-	wantByTransport(t, s.Registry(), 0, 1, 1)
+	waitCount(t, s.Table(), 2)
+	wantByTransport(t, s.Table(), 0, 1, 1)
 }

@@ -38,8 +38,8 @@ func TestUDPSocketGroup(t *testing.T) {
 		mustPermit(t, c, peer)
 		mustEcho(t, c, peer, fmt.Sprintf("client %d", i))
 	}
-	waitCount(t, s.Registry(), clients)
-	wantByTransport(t, s.Registry(), clients, 0, 0)
+	waitCount(t, s.Table(), clients)
+	wantByTransport(t, s.Table(), clients, 0, 0)
 }
 
 // evenPortReserve is EVEN-PORT with R=1: reserve the next port as well.

@@ -100,8 +100,8 @@ func TestTLS(t *testing.T) {
 		t.Fatalf("allocate over tls: error %d", code)
 	}
 	dial(t, s, "tcp").MustAllocate()
-	waitCount(t, s.Registry(), 2)
-	wantByTransport(t, s.Registry(), 0, 1, 1)
+	waitCount(t, s.Table(), 2)
+	wantByTransport(t, s.Table(), 0, 1, 1)
 
 	next := s.Config()
 	next.TLS.CertFile, next.TLS.KeyFile = certB, keyB
@@ -127,6 +127,6 @@ func TestTLS(t *testing.T) {
 
 	// Closing the TLS connection ends its allocation.
 	conn.Close()
-	waitCount(t, s.Registry(), 1)
-	wantByTransport(t, s.Registry(), 0, 1, 0)
+	waitCount(t, s.Table(), 1)
+	wantByTransport(t, s.Table(), 0, 1, 0)
 }

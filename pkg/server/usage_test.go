@@ -102,7 +102,7 @@ func TestUsageRecordReasons(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantFields(t, nextRecord(t, records), map[string]any{"reason": reason, "user": "demo"})
-			if n := s.Registry().Count(); n != 0 {
+			if n := s.Table().Count(); n != 0 {
 				t.Fatalf("%d allocations left in the registry after Close", n)
 			}
 		})

@@ -72,9 +72,8 @@ func atLeast(a, b traffic.Usage) traffic.Usage {
 // Each figure only grows from one call to the next.
 func (s *Server) UserTraffic() map[string]traffic.Usage {
 	return s.users.snapshot(func(each func(user string, u traffic.Usage)) {
-		for _, info := range s.registry.List("") {
-			u, _ := s.relay.Usage(info.Relay)
-			each(info.User, u)
+		for _, info := range s.table.List("") {
+			each(info.User, info.Usage)
 		}
 	})
 }

@@ -45,7 +45,11 @@ func (h *Handler) channelBind(r *Request) {
 		return
 	}
 	p := r.policy
-	h.bound(r, h.table.BindChannel(r.Alloc, number, peer, r.Now, p.ChannelsPerAllocation, p.PermissionsPerAllocation))
+	err := h.table.BindChannel(r.Alloc, number, peer, r.Now, p.ChannelsPerAllocation, p.PermissionsPerAllocation)
+	if err == nil {
+		h.events.ChannelBound(r.Alloc, number, peer)
+	}
+	h.bound(r, err)
 }
 
 // channelUsable reports whether a ChannelBind may use number. Below 0x4000

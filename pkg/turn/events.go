@@ -38,6 +38,9 @@ type Events interface {
 	Refused(method, reason, user string, client netip.AddrPort)
 	// Dropped is called for a message dropped unanswered (Drop*).
 	Dropped(reason string)
+	// ChannelBound is called for every ChannelBind granted (a new channel
+	// or a refresh), after the table holds it.
+	ChannelBound(a *allocation.Allocation, number uint16, peer netip.AddrPort)
 	// Created is called for every allocation made, after it is in the table.
 	Created(a *allocation.Allocation)
 	// Ended is called once for every allocation that ended, with its
@@ -50,5 +53,6 @@ type nopEvents struct{}
 
 func (nopEvents) Refused(string, string, string, netip.AddrPort)                    {}
 func (nopEvents) Dropped(string)                                                    {}
+func (nopEvents) ChannelBound(*allocation.Allocation, uint16, netip.AddrPort)       {}
 func (nopEvents) Created(*allocation.Allocation)                                    {}
 func (nopEvents) Ended(*allocation.Allocation, allocation.EndReason, traffic.Usage) {}

@@ -3,6 +3,7 @@ package turn_test
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net/netip"
 	"sync"
@@ -53,6 +54,7 @@ type events struct {
 	refused []string // "method reason user"
 	dropped []string
 	created []*allocation.Allocation
+	bound   []string // "user number peer"
 	ended   []string // "user reason"
 }
 
@@ -66,6 +68,18 @@ func (e *events) Ended(a *allocation.Allocation, why allocation.EndReason, _ tra
 	e.mu.Lock()
 	e.ended = append(e.ended, a.User+" "+why.String())
 	e.mu.Unlock()
+}
+
+func (e *events) ChannelBound(a *allocation.Allocation, number uint16, peer netip.AddrPort) {
+	e.mu.Lock()
+	e.bound = append(e.bound, fmt.Sprintf("%s %#x %v", a.User, number, peer))
+	e.mu.Unlock()
+}
+
+func (e *events) channels() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.bound...)
 }
 
 func (e *events) endings() []string {

@@ -116,6 +116,16 @@ func TestChannelBind(t *testing.T) {
 			if want := map[bool]int{true: 1, false: 0}[tc.code == 0 || tc.first != nil]; bound != want {
 				t.Errorf("route holds %d channels, want %d", bound, want)
 			}
+			grants := 0 // every granted ChannelBind is told to Events
+			if tc.first != nil {
+				grants++
+			}
+			if tc.code == 0 {
+				grants++
+			}
+			if got := e.events.channels(); len(got) != grants {
+				t.Errorf("Events told of channels %q, want %d", got, grants)
+			}
 			if tc.code == 0 && !a.Route.Permitted(netip.MustParseAddr("192.0.2.1")) {
 				t.Error("the channel's peer has no permission")
 			}

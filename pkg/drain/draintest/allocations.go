@@ -12,6 +12,7 @@ type FakeAllocations struct {
 	mu      sync.Mutex
 	n       int
 	changed chan struct{}
+	stopped bool
 }
 
 var _ drain.Allocations = (*FakeAllocations)(nil)
@@ -34,6 +35,22 @@ func (a *FakeAllocations) Changed() <-chan struct{} {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.chanLocked()
+}
+
+// StopAdmitting records that the drain refuses new allocations and returns
+// the count.
+func (a *FakeAllocations) StopAdmitting() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stopped = true
+	return a.n
+}
+
+// Admitting reports whether StopAdmitting has not been called.
+func (a *FakeAllocations) Admitting() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return !a.stopped
 }
 
 // Set sets the count to n and notifies if it changed.
