@@ -97,11 +97,24 @@ func (t *Table) end(a *Allocation, why EndReason, after *[]func()) bool {
 	if tr := a.book.tr; tr < numTransports {
 		t.byTransport[tr]--
 	}
+	t.ending++
 	t.recount()
-	if h := t.hooks.Ended; h != nil {
-		*after = append(*after, func() { h(a, why) })
-	}
+	*after = append(*after, func() {
+		defer t.ended()
+		if h := t.hooks.Ended; h != nil {
+			h(a, why)
+		}
+	})
 	return true
+}
+
+// ended takes an allocation whose Ended hook returned (or panicked) out of
+// Count.
+func (t *Table) ended() {
+	t.mu.Lock()
+	t.ending--
+	t.recount()
+	t.mu.Unlock()
 }
 
 // run calls the hooks queued under the lock, after it.

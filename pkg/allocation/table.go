@@ -27,6 +27,7 @@ type Table struct {
 	clients     clientip.Counts // the same, per client address and network
 	byTransport [numTransports]int
 	admitted    int // outstanding tickets
+	ending      int // ended, their Ended hook still running
 	tokens      map[[8]byte]*reservation
 	userTokens  map[string]int
 	due         deadlines
@@ -88,19 +89,23 @@ func (t *Table) SetLimits(l Limits) { t.limits.Store(&l) }
 func (t *Table) Admitting() bool { return t.admitting.Load() }
 
 // StopAdmitting makes every later Admit fail with ErrNotAdmitting and
-// returns the allocations live or admitted at that instant, in one
-// critical section: an Allocate admitted an instant before holds a ticket
-// and is in the count, so a drain that starts from it waits for it.
+// returns Count at that instant, in one critical section: an Allocate
+// admitted an instant before holds a ticket and is in the count, so a
+// drain that starts from it waits for it.
 func (t *Table) StopAdmitting() (live int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.admitting.Store(false)
-	return len(t.byTuple) + t.admitted
+	return t.counted()
 }
 
-// Count returns the allocations live plus those admitted and not yet
-// inserted or cancelled.
+// Count returns the allocations live, plus those admitted and not yet
+// inserted or cancelled, plus those ended whose Ended hook has not
+// returned: a drain that sees 0 stops the process only once every relay
+// is closed and every usage record written.
 func (t *Table) Count() int { return int(t.count.Load()) }
+
+func (t *Table) counted() int { return len(t.byTuple) + t.admitted + t.ending }
 
 // Changed delivers a coalesced notification after every change of Count.
 // It is meant for a single watcher (the drain).
@@ -108,7 +113,7 @@ func (t *Table) Changed() <-chan struct{} { return t.changed }
 
 // recount publishes Count and wakes the watcher, never blocking; t.mu is held.
 func (t *Table) recount() {
-	t.count.Store(int64(len(t.byTuple) + t.admitted))
+	t.count.Store(int64(t.counted()))
 	select {
 	case t.changed <- struct{}{}:
 	default:
