@@ -31,7 +31,7 @@ test-go:
 # Every fuzz target runs briefly beyond its seed corpus (which test-go already
 # replays): new crashers surface in CI, bounded at FUZZTIME inputs each (a count, not a duration: a time limit races the fuzzer's own shutdown and fails spuriously).
 FUZZTIME ?= 20000x
-FUZZ_TARGETS := pkg/server:FuzzServerPacket internal/gate:FuzzInspect internal/edge:FuzzStream internal/edge:FuzzStreamReactor pkg/config:FuzzParse \
+FUZZ_TARGETS := pkg/server:FuzzServerPacket internal/edge:FuzzOwnStream internal/edge:FuzzOwnStreamReactor pkg/config:FuzzParse \
 	internal/auth:FuzzKeys pkg/peerfilter:FuzzParseEntry internal/wire:FuzzWire internal/relay:FuzzChannelData \
 	internal/edge:FuzzProxyHeader internal/auth:FuzzNonceCheck pkg/turn:FuzzServe
 test-fuzz:

@@ -12,7 +12,7 @@ const maxAcceptBackoff = time.Second
 
 // acceptRaw accepts from the socket, trying again after an error that
 // passes: out of descriptors (EMFILE, ENFILE) or buffers, an error here
-// would end pion's accept loop, or a sorting port's, for good while /readyz
+// would end ServeStreams' accept loop, or a sorting port's, for good while /readyz
 // still says 200. Any other error (a closed or shut-down listener) is
 // returned, so the server reports the dead listener and turnd exits.
 func (l *trackedListener) acceptRaw() (net.Conn, error) {

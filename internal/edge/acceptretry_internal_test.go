@@ -37,8 +37,9 @@ func (l *failingListener) Addr() net.Addr {
 }
 
 // TestAcceptSurvivesTemporaryErrors: running out of descriptors, or a
-// connection aborted before accept, must not end a stream listener (pion's
-// accept loop, a sorting port's) for good; a closed listener does end it.
+// connection aborted before accept, must not end a stream listener
+// (ServeStreams' accept loop, a sorting port's) for good; a closed
+// listener does end it.
 func TestAcceptSurvivesTemporaryErrors(t *testing.T) {
 	client, server := net.Pipe()
 	t.Cleanup(func() { client.Close(); server.Close() })

@@ -7,10 +7,9 @@ import (
 )
 
 // claim books the 5-tuple of c, seen with the client address client, for
-// c alone, or returns why c must be closed. pion, the registry and the
-// stream table know a TCP client by its 5-tuple, so a second connection
-// holding it would be served the first one's allocation and, hanging up,
-// end it. The kernel keeps real connections apart; only a PROXY header can
+// c alone, or returns why c must be closed. The allocation table knows a
+// TCP client by its 5-tuple, so a second connection holding it would be
+// served the first one's allocation and, hanging up, end it. The kernel keeps real connections apart; only a PROXY header can
 // announce a held 5-tuple again (two proxy frontends, a NAT that reuses a
 // source port per destination). Called with s.mu held; Close frees it.
 func (s *streamConns) claim(c *trackedConn, client net.Addr) (refused string) {

@@ -8,7 +8,7 @@ import (
 
 // FastPath relays a client's data packet (ChannelData, Send indication)
 // itself and reports whether it did; what it does not take goes to the
-// control plane (pion's, or the Handler). It is offered every packet and
+// Handler. It is offered every packet and
 // must say no to the rest cheaply. The relay supplies one per lane
 // (relay.RelayFor) and per stream listener address (relay.RelayStreamFor).
 type FastPath func(pkt []byte, client netip.AddrPort) bool

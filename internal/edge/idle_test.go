@@ -118,7 +118,7 @@ func TestStreamAcceptFailureIsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := edge.New(nil, nil)
+	e := edge.New(nil)
 	served := make(chan error, 1)
 	go func() { served <- e.ServeStreams(ln, edge.StreamOptions{Handler: newRecorder().handler()}) }()
 	_ = ln.Close()

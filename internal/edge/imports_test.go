@@ -7,9 +7,9 @@ import (
 )
 
 // TestImportsStayBelowServer: the package comment's promise, checked
-// through every turnd package the edge reaches: it asks the gate, meets
-// the relay and pion only through what pkg/server wires in, and binds what
-// server translates from the configuration.
+// through every turnd package the edge reaches: it meets the relay and the
+// handlers only through what pkg/server wires in, and binds what server
+// translates from the configuration.
 func TestImportsStayBelowServer(t *testing.T) {
 	imports.Forbid(t, imports.Module+"internal/edge",
 		"github.com/pion/turn", "github.com/prometheus", "net/http",

@@ -10,6 +10,15 @@ import (
 	"github.com/turnd/turnd/internal/wire"
 )
 
+// readBatch is how many datagrams one recvmmsg may bring in: under load the
+// socket's queue is drained with one system call per batch instead of one
+// per datagram. readBuffer holds the largest datagram a client may send
+// (a full-size Ethernet frame's payload and then some).
+const (
+	readBatch  = 32
+	readBuffer = 2048
+)
+
 // lane is one UDP socket of a group, read by ServeUDP.
 type lane struct {
 	e    *Edge

@@ -32,7 +32,7 @@ func TestLanePerPacketDoesNotAllocate(t *testing.T) {
 	}
 	var handled, taken int
 	var keep *bindings.Client
-	l := &lane{e: New(nil, nil), sock: sock,
+	l := &lane{e: New(nil), sock: sock,
 		fast: func(pkt []byte, _ netip.AddrPort) bool { taken++; return pkt[0] == 0x40 },
 		h:    func(msg []byte, from *bindings.Client) { handled++; keep = from },
 	}
@@ -74,7 +74,7 @@ func BenchmarkLanePerPacket(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer sock.Close()
-	l := &lane{e: New(nil, nil), sock: sock,
+	l := &lane{e: New(nil), sock: sock,
 		fast: func(pkt []byte, _ netip.AddrPort) bool { return pkt[0] == 0x40 },
 		h:    func([]byte, *bindings.Client) {},
 	}

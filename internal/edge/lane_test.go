@@ -64,7 +64,7 @@ func TestLaneHandsSTUNToTheHandler(t *testing.T) {
 		from.Send(append([]byte("answer:"), msg[:20]...))
 	}
 	var panics atomic.Int32
-	e := edge.New(nil, func(any) { panics.Add(1) })
+	e := edge.New(func(any) { panics.Add(1) })
 	sock, served := ownLane(t, e, r)
 	client := udpClient(t)
 	to := sock.LocalAddr().(*net.UDPAddr).AddrPort()
@@ -123,7 +123,7 @@ func TestLaneHandsSTUNToTheHandler(t *testing.T) {
 // TestLaneFailureIsReported: a lane whose socket dies without Stop is a
 // deaf address; Failed says so.
 func TestLaneFailureIsReported(t *testing.T) {
-	e := edge.New(nil, nil)
+	e := edge.New(nil)
 	sock, served := ownLane(t, e, newRecorder())
 	_ = sock.Close()
 	err := <-served

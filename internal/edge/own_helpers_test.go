@@ -128,7 +128,7 @@ func ownStreams(t *testing.T, l edge.Listen, o edge.StreamOptions) (*edge.Edge, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := edge.New(nil, func(v any) { t.Errorf("panic in a handler: %v", v) })
+	e := edge.New(func(v any) { t.Errorf("panic in a handler: %v", v) })
 	var served sync.WaitGroup
 	for _, ln := range append(append([]net.Listener(nil), s.TCP...), s.TLS...) {
 		served.Go(func() {

@@ -138,7 +138,7 @@ func ownStreamCase(t *testing.T, data []byte) {
 		serverEnd, client := net.Pipe()
 		server := &notifyConn{Conn: serverEnd, closed: make(chan struct{})}
 		_ = client.SetDeadline(time.Now().Add(5 * time.Second))
-		e := edge.New(nil, nil)
+		e := edge.New(nil)
 		go func() {
 			_ = e.ServeStreams(&pipeListener{conn: server}, edge.StreamOptions{Handler: r.handler(),
 				FastPath: func(net.Addr) edge.FastPath { return r.fastPath() }})

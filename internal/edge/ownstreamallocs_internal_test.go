@@ -46,7 +46,7 @@ func TestOwnStreamPerPacketDoesNotAllocate(t *testing.T) {
 	}
 	var handled, taken int
 	reactor := &heldReactor{}
-	e := New(nil, nil)
+	e := New(nil)
 	e.serveConn(server, &StreamOptions{
 		Handler: func([]byte, *bindings.Client) { handled++ },
 		FastPath: func(net.Addr) FastPath {

@@ -12,7 +12,7 @@ const pipeBuffer = 16 << 10
 
 // runPipe copies an RFC 6062 data connection both ways (§5.4: after a
 // successful ConnectionBind the connection carries the peer's bytes, no
-// longer framed), as pion's two goroutines per data connection did. The
+// longer framed), on two goroutines. The
 // bytes the reader had read behind the ConnectionBind go to the peer first.
 // Either direction ending ends both.
 func (c *clientConn) runPipe() {

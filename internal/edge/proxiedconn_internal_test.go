@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestProxiedConnRemoteAddrDoesNotAllocate: the edge asks a stream's
-// address for every packet pion writes; behind a PROXY-protocol proxy that
-// must cost no allocation, as it does not on a plain TCP connection.
+// TestProxiedConnRemoteAddrDoesNotAllocate: a stream's address is asked
+// for wherever its client is named; behind a PROXY-protocol proxy that must
+// cost no allocation, as it does not on a plain TCP connection.
 func TestProxiedConnRemoteAddrDoesNotAllocate(t *testing.T) {
 	c := &proxiedConn{client: &net.TCPAddr{IP: net.IPv4(192, 0, 2, 7), Port: 40000}}
 	var got net.Addr

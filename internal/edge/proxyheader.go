@@ -34,7 +34,7 @@ const maxV1Header = 107
 func startsProxyHeader(b byte) bool { return b == 'P' || b == '\r' }
 
 // readProxyHeader reads one PROXY protocol v1 or v2 header from r and not a
-// byte more: what follows reaches the gate (and for plain TCP the raw fast
+// byte more: what follows reaches the reader (and for plain TCP the raw fast
 // path, which reads the socket itself) untouched. v1 is read a byte at a
 // time for that reason; it happens once per connection, never per packet.
 func readProxyHeader(r io.Reader) (*proxyproto.Header, error) {

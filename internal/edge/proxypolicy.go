@@ -90,8 +90,7 @@ type proxiedConn struct {
 // RemoteAddr returns the client's address from the PROXY header; turnd
 // uses it everywhere it uses a client's address (5-tuple, XOR-MAPPED-ADDRESS,
 // per-IP limits, logs, /status). It is the stored object, as with
-// net.TCPConn: the edge calls it for every write, and its stream
-// connection gives pion a copy of its own (edge streamConn.RemoteAddr).
+// net.TCPConn: asking it costs no allocation.
 func (c *proxiedConn) RemoteAddr() net.Addr { return c.client }
 
 // SyscallConn exposes the socket for the raw fast path, as trackedConn does.

@@ -129,6 +129,10 @@ func (c *clientConn) serve(readErr *error, inLoop bool) next {
 	}
 }
 
+// Largest frame on a stream: a STUN message or padded ChannelData with a
+// 16-bit length, plus its header.
+const maxFrame = 20 + 0xFFFF + 3
+
 // compact moves the unframed bytes to the front of buf and makes room to
 // read into, growing buf only as far as one incomplete frame needs.
 func (c *clientConn) compact() {

@@ -52,8 +52,8 @@ type Proxy struct {
 	Refused func(reason string, from net.Addr)
 }
 
-// Sockets are the client-facing sockets Bind opened. The UDP sockets and
-// listeners are served (and closed) by pion, through PacketConn and Listener.
+// Sockets are the client-facing sockets Bind opened, served by the edge's
+// ServeUDP and ServeStreams and closed by Close.
 type Sockets struct {
 	// UDP holds every group's sockets, group after group.
 	UDP []*mmsg.Socket
@@ -198,10 +198,10 @@ func listenerAddrs(ls []net.Listener) []net.Addr {
 
 // Close closes every socket still open, every accepted connection, and
 // last the address locks: the addresses are free for the next turnd once
-// the sockets are. Sockets pion already closed are skipped.
+// the sockets are. Sockets already closed are skipped.
 func (s *Sockets) Close() error {
 	err := errors.Join(closeAll(s.UDP), closeAll(s.TCP), closeAll(s.TLS))
-	// pion closes the listeners, not what they accepted.
+	// Closing a listener does not close what it accepted.
 	s.streams.closeTracked()
 	if lerr := closeAll(s.locks); lerr != nil {
 		err = errors.Join(err, fmt.Errorf("unlock udp addresses: %w", lerr))

@@ -21,9 +21,9 @@ const firstByteTimeout = HandshakeTimeout
 // ChannelData does (channel numbers start 0x40-0x4F).
 const tlsHandshakeRecord = 0x16
 
-// sortingPort is a stream listening socket whose connections need a look before
-// pion gets them: a PROXY protocol header to read (listen.proxy_protocol),
-// and on a shared port (listen.tcp_tls) the first byte that says plain TCP
+// sortingPort is a stream listening socket whose connections need a look
+// before ServeStreams gets them: a PROXY protocol header to read
+// (listen.proxy_protocol), and on a shared port (listen.tcp_tls) the first byte that says plain TCP
 // or TLS. Both happen in a goroutine per connection, so a silent client
 // holds up no other, and by peeking and exact reads, so a plain connection
 // reaches the edge and its raw fast path with no byte buffered elsewhere.
@@ -39,7 +39,7 @@ type sortingPort struct {
 }
 
 // listenSorting binds addr and returns its plain side (if plain) and its TLS
-// side (if cfg is not nil), each a listener pion serves like any other.
+// side (if cfg is not nil), each a listener ServeStreams serves like any other.
 // Closing either closes the socket.
 func listenSorting(addr string, plain bool, cfg *tls.Config, proxy *proxyPolicy, conns *streamConns) (plainLn, tlsLn net.Listener, err error) {
 	raw, err := net.Listen("tcp", addr)

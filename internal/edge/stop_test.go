@@ -94,7 +94,7 @@ func TestStopLetsTheLastAnswerOut(t *testing.T) {
 
 	t.Run("udp", func(t *testing.T) {
 		release := make(chan struct{})
-		e := edge.New(nil, nil)
+		e := edge.New(nil)
 		r := gated(release, small)
 		sock, served := ownLane(t, e, r)
 		client := udpClient(t)
@@ -135,7 +135,7 @@ func TestStopLetsTheLastAnswerOut(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer s.Close()
-				e := edge.New(nil, nil)
+				e := edge.New(nil)
 				go func() { _ = e.ServeStreams(s.TCP[0], edge.StreamOptions{Handler: r.handler(), Reactor: pick}) }()
 				client := dialSlow(t, s.TCPAddrs()[0])
 				if _, err := client.Write(last); err != nil {

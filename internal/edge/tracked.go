@@ -39,10 +39,10 @@ func closeAll[T interface{ Close() error }](xs []T) error {
 	return errors.Join(errs...)
 }
 
-// streamConns keeps the TCP and TLS connections pion has accepted. pion's
-// Close only closes listeners: a connection it already accepted would go on
-// being served (a new Allocate would still succeed, with a fresh relay
-// socket) until the client hung up. Close ends them through this set.
+// streamConns keeps the TCP and TLS connections the listeners accepted.
+// Closing a listener does not close them: a connection already accepted
+// would go on being served (a new Allocate would still succeed, with a fresh
+// relay socket) until the client hung up. Close ends them through this set.
 type streamConns struct {
 	mu      sync.Mutex
 	conns   map[*trackedConn]struct{}
@@ -83,7 +83,7 @@ type trackedListener struct {
 
 // Accept returns the next connection within the caps; one over them is
 // closed at once and the next one waited for, since an error here would end
-// pion's accept loop.
+// ServeStreams' accept loop.
 func (l *trackedListener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.acceptRaw()
@@ -118,7 +118,7 @@ func (l *trackedListener) Accept() (net.Conn, error) {
 			continue
 		}
 		if closed {
-			// Accepted while the server closed: pion's first read fails and it lets go.
+			// Accepted while the server closed: its reader's first read fails and it lets go.
 			_ = c.Close()
 		}
 		return tc, nil

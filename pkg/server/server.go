@@ -152,7 +152,7 @@ func New(opts Options) (*Server, error) {
 		Table: s.table.Table, Relays: routes, Nonces: s.nonces, Events: events{s}, Now: s.now,
 	}, s.policy(cfg))
 	s.table.handler.Store(s.turn)
-	s.edge = edge.New(nil, s.panicked)
+	s.edge = edge.New(s.panicked)
 	s.edge.SetIdleTimeout(cfg.Limits.IdleConnectionTimeout)
 	if err := s.bind(cfg); err != nil {
 		s.relay.Close()
