@@ -16,123 +16,40 @@ import (
 	"github.com/turnd/turnd/internal/wire"
 )
 
-// Conn is the relay socket of one UDP allocation. pion reads and writes it
-// like any PacketConn, and it carries the downlink fast path: a peer
-// datagram on a bound channel goes straight back to the client as
-// ChannelData (or a Data indication with a permission), without pion and
-// without a heap allocation — in a downlink loop for UDP and plain TCP
-// clients, in pion's read loop (ReadFrom) for TLS clients.
+// Conn is one relay socket of a UDP allocation (one per family), read by a
+// downlink loop: a peer datagram on a bound channel goes straight back to
+// the client as ChannelData (or a Data indication with a permission),
+// without a heap allocation; the uplink sends the client's data through it
+// (relayUp).
 type Conn struct {
 	*mmsg.Socket // out of the runtime's poller: see mmsg.Socket
 	relay        *Relay
 	key          liveKey
 	lane         *mmsg.Socket // the client-facing socket of the allocation's lane; nil for stream clients
-	server       serverID     // turnd's side of the 5-tuple in the fast path's keys (serverID)
 	// route holds the allocation's permissions, channels and tally, which
-	// the fast paths read; client points at route.Client once it is known
-	// (the store publishes the Client written before it).
+	// the table writes and the fast paths read; client points at
+	// route.Client (the store publishes the Client written before it).
 	route  *bindings.Route
 	client atomic.Pointer[bindings.Client]
-	bindMu sync.Mutex // serialises pion's writers of the route's sets (Permit, BindChannel, Revoke)
-	// opened: made by Open, so the route's owner keeps the uplink index
-	// (open.go); six: the IPv6 socket of such a route, whose tally is
-	// apart (Tally.Header6).
-	opened, six bool
-	txids       *rand.PCG // Data indication transaction IDs; the downlink loop's alone
-	head        int       // bytes in front of the payload when reading: the larger header
-	once        sync.Once
+	// six: the IPv6 socket of its route, whose tally is apart
+	// (Tally.Header6).
+	six   bool
+	txids *rand.PCG // Data indication transaction IDs; the downlink loop's alone
+	head  int       // bytes in front of the payload when reading: the larger header
+	once  sync.Once
 
-	// For a UDP or plain TCP client, a downlink loop reads the socket (see downlink.go)
-	// and pion's read loop waits in ReadFrom until done is closed.
+	// loop is the downlink loop that reads the socket (see downlink.go).
 	loop     *downlink
-	done     chan struct{}
 	readPass uint32 // the loop's pass that last read the socket (the loop's alone)
 
-	raw      *mmsg.Raw // pion's read loop reads through it when no downlink loop does
-	fd       int32     // the socket's descriptor, for the fast paths' raw system calls
+	fd       int32 // the socket's descriptor, for the fast paths' raw system calls
 	fdMu     sync.RWMutex
 	fdClosed bool
-
-	// The address object pion keyed the allocation by, and the report of
-	// its deletion, after which pion's goroutine for the socket retires
-	// the key (retire.go).
-	keyedBy  atomic.Pointer[net.Addr]
-	reported chan struct{}
-	// cut is set when turnd itself closed the socket to end the
-	// allocation (Disconnect): pion's goroutine must then delete it.
-	cut atomic.Bool
 
 	// toRate and fromRate hold each direction to limits.max_bps and
 	// limits.user_total_bps: the allocation's, which both relay sockets of
 	// a dual-stack route share.
 	toRate, fromRate *limit
-}
-
-// ReadFrom hands pion what the fast path does not relay itself.
-//
-// Hot path: one call per datagram from a peer. The payload is read far
-// enough into p that a ChannelData header (4 bytes, RFC 8656 §12.4: no
-// padding over UDP) or a Data indication head can be put in front of it in
-// place, and padding after it; no heap allocation.
-func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
-	n, addr, err := c.readFrom(p)
-	if err != nil && c.isClosed() {
-		c.retire() // pion deletes by 5-tuple next: see retire.go
-	}
-	return n, addr, err
-}
-
-func (c *Conn) readFrom(p []byte) (int, net.Addr, error) {
-	if c.loop != nil {
-		<-c.done
-		return 0, nil, net.ErrClosed
-	}
-	for {
-		if len(p) <= c.head+4 {
-			return c.Socket.ReadFrom(p)
-		}
-		room := p[c.head : len(p)-3]
-		n, from, err := c.raw.RecvFrom(room)
-		if err != nil {
-			return 0, nil, err
-		}
-		if n > len(room) {
-			// Longer than pion's buffer: relayed cut short it would be
-			// another datagram than the peer sent.
-			c.discard(from, n)
-			continue
-		}
-		cost := n + udpHeader(c.key.v6)
-		cp := c.client.Load()
-		if cp == nil {
-			// pion relays it by its own bindings, which the fast path
-			// mirrors: what they would discard is not charged.
-			if !c.routed(from) {
-				c.route.Usage.UnpermittedFrom(c.relay.opts.Counters, n)
-				continue
-			}
-			if !c.fromRate.allow(cost, c.relay) {
-				c.route.Usage.Limited(c.relay.opts.Counters, false, n)
-				continue
-			}
-			c.fromPeer(1, n)
-			copy(p, p[c.head:c.head+n])
-			return n, net.UDPAddrFromAddrPort(from), nil
-		}
-		// Neither a channel nor a permission: RFC 8656 §11.3 says discard.
-		// pion would too, with a log line per datagram; a peer spraying a
-		// relay port is not worth one.
-		frame, why, ok := c.frameDown(p, c.head, n, from, cp.Stream != nil)
-		switch {
-		case !ok:
-			c.dropFrom(why, n)
-		case !c.fromRate.allow(cost, c.relay):
-			c.route.Usage.Limited(c.relay.opts.Counters, false, n)
-		default:
-			cp.Send(frame)
-			c.fromPeer(1, n)
-		}
-	}
 }
 
 // routed reports whether a peer's datagram has somewhere to go: a channel
@@ -196,30 +113,6 @@ func (c *Conn) frameDown(p []byte, off, n int, from netip.AddrPort, stream bool)
 	return p[start : start+total], 0, true
 }
 
-// WriteTo is pion's uplink path (Send indications, and ChannelData the
-// fast path did not take).
-func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
-	if c.relay.forbidden(addr) {
-		c.dropTo(traffic.ForbiddenPeer, len(p))
-		return len(p), nil // dropped, as a datagram may be
-	}
-	cost := len(p) + udpHeader(c.key.v6)
-	if !c.toRate.allow(cost, c.relay) {
-		c.route.Usage.Limited(c.relay.opts.Counters, true, len(p))
-		return len(p), nil // dropped as a full socket buffer would: pion need not know
-	}
-	n, err := c.Socket.WriteTo(p, addr)
-	if err != nil {
-		c.toRate.refund(cost)
-		if !errors.Is(err, net.ErrClosed) {
-			c.dropTo(traffic.SendError, len(p))
-		}
-		return n, err
-	}
-	c.toPeer(n)
-	return n, nil
-}
-
 // relayUp sends a client's ChannelData payload to its peer (uplink fast
 // path). It writes the descriptor directly (see mmsg.SendTo for why), under
 // fdMu so Close cannot pull the descriptor away mid-send.
@@ -280,10 +173,6 @@ func (c *Conn) Close() error {
 	}
 	err := c.Socket.Close()
 	c.once.Do(func() {
-		c.relay.awaitingReport(c)
-		if c.done != nil {
-			close(c.done)
-		}
 		c.route.Usage.Flush(c.relay.opts.Counters)
 		c.relay.forget(c)
 	})

@@ -1,5 +1,5 @@
-// Package relay moves TURN data between clients and peers without pion: its
-// one job is the peer-facing side of allocations.
+// Package relay moves TURN data between clients and peers: its one job is
+// the peer-facing side of allocations.
 //
 // Relay (relay.go) makes the relay sockets, bound to the configured relay
 // address inside the configured port range and advertising the external
@@ -9,25 +9,21 @@
 // runs in a few epoll loops over many relay sockets (downlink.go), which
 // also read plain TCP clients' connections for the edge (streamread.go).
 // The fast paths read each allocation's permissions, channels and tally
-// from its bindings.Route; pion still owns the control protocol, and the
-// server mirrors its permissions and channels into the routes (tables.go,
-// routesets.go), so expiry applies to the fast path too. It counts the packets and bytes
-// relayed, and those it had to drop, and keeps pion's late relay goroutine
-// from deleting a client's next allocation (retire.go). RFC 6062 TCP relays
-// hold their ports in the same table as UDP ones, dial Connects with a
-// deadline and bound the pending ones (tcprelay.go), and count their
-// permissions and channels for the caps (tcpbindings.go).
+// from its bindings.Route, which the allocation table writes, so expiry
+// applies to the fast path at once. It counts the packets and bytes
+// relayed, and those it had to drop. RFC 6062 TCP relays hold their ports
+// in the same table as UDP ones, dial Connects with a deadline and bound
+// the pending ones (tcprelay.go).
 //
-// Beside that generator API, Routes (open.go, tcpopen.go) serves turnd's
-// own control plane: Open binds a route's relays, one per family (a
-// dual-stack allocation has an IPv4 and an IPv6 socket, and the uplink
-// sends from the one of the peer's family), Close ends one family or all,
-// and RFC 6062 relays accept peers (Options.PeerArrived) and dial Connects
-// themselves, holding each peer connection for TakePeer. Such a route's
-// downlink runs in the loops whatever its client's transport: a TLS
-// stream's frames, like a TCP one's, are written now or dropped.
+// Routes (open.go, tcpopen.go) is how the handlers drive it: Open binds a
+// route's relays, one per family (a dual-stack allocation has an IPv4 and
+// an IPv6 socket, and the uplink sends from the one of the peer's family),
+// Close ends one family or all, and RFC 6062 relays accept peers
+// (Options.PeerArrived) and dial Connects themselves, holding each peer
+// connection for TakePeer. A route's downlink runs in the loops whatever
+// its client's transport: a TLS stream's frames, like a TCP one's, are
+// written now or dropped.
 //
-// It must never import pion/turn (pkg/server adapts Relay to pion's
-// RelayAddressGenerator), the gate, the edge, the server, Prometheus or
-// HTTP; it knows nothing about credentials or drains.
+// It must never import pion/turn, pkg/turn, the edge, the server,
+// Prometheus or HTTP; it knows nothing about credentials or drains.
 package relay

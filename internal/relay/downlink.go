@@ -16,25 +16,21 @@ import (
 	"github.com/turnd/turnd/internal/wire"
 )
 
-// The downlink of UDP and plain TCP clients: peer datagrams arriving on
-// relay sockets go back to the clients, through the lanes (the
-// client-facing UDP sockets) or over the clients' TCP connections.
+// The downlink: peer datagrams arriving on relay sockets go back to the
+// clients, through the lanes (the client-facing UDP sockets) or over the
+// clients' TCP and TLS connections.
 //
-// pion reads each relay socket in a goroutine of its own, so every datagram
-// costs a runtime wake-up, a goroutine switch, a recvfrom and a sendto. With
-// hundreds of allocations that is most of a relay's CPU besides the kernel's
-// own work. Instead, each downlink loop owns an epoll set of relay sockets
+// A goroutine per relay socket would make every datagram cost a runtime
+// wake-up, a goroutine switch, a recvfrom and a sendto; with hundreds of
+// allocations that is most of a relay's CPU besides the kernel's own work.
+// Instead, each downlink loop owns an epoll set of relay sockets
 // (one loop per two CPUs): one wake-up serves every socket that became
 // readable, each socket is read with one recvmmsg, and the replies to UDP
 // clients are sent with one sendmmsg per lane; a TCP client's reply is
-// written whole at once or dropped, never waited for (mmsg.Raw.TryWritev).
-// TLS clients stay with pion's goroutine: their writes go through
-// crypto/tls and may wait. The epoll descriptor itself sits in the Go runtime's
+// written whole at once or dropped, never waited for (Stream.TryWritev),
+// a TLS client's too. The epoll descriptor itself sits in the Go runtime's
 // poller, so an idle loop parks like any goroutine blocked on a read — no
 // thread is pinned and GC is never held up.
-//
-// pion keeps its goroutine per allocation, parked in Conn.ReadFrom until the
-// socket closes: it costs memory, not CPU.
 
 const (
 	// downlinkSlots bounds the datagrams one loop holds before it flushes
@@ -151,8 +147,7 @@ func (d *downlink) serve() (err error) {
 // recovered cleans up after a panic in round, which holds mu. A relay
 // socket that panicked leaves the set and is closed: left open, its
 // allocation would live on without ever relaying a peer's datagram again,
-// where closing it ends the allocation (pion's read loop) and its client
-// notices.
+// where closing it ends the allocation and its client notices.
 func (d *downlink) recovered(v any) {
 	var broken *Conn
 	if d.inReady != 0 { // in a ready callback, which runs without mu

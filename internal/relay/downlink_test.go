@@ -2,7 +2,6 @@ package relay
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,7 +12,9 @@ import (
 
 	"github.com/pion/stun/v4"
 
+	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/mmsg"
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/traffic"
 )
 
@@ -54,17 +55,11 @@ func TestDownlinkManySocketsAndLanes(t *testing.T) {
 	for _, fam := range []struct{ network, ip string }{{"udp4", "127.0.0.1"}, {"udp6", "::1"}} {
 		lanes := []*mmsg.Socket{listenLane(t, fam.network, fam.ip), listenLane(t, fam.network, fam.ip)}
 		for i := 0; i < 12; i++ {
-			pc, relayAddr, err := g.AllocateUDP(fam.network, 0, lanes[i%2])
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { pc.Close() })
-			a := alloc{relay: pc.LocalAddr(), client: listenLoopback(t, fam.network, fam.ip),
+			a := alloc{client: listenLoopback(t, fam.network, fam.ip),
 				peer: listenLoopback(t, fam.network, fam.ip), number: 0x4000 + uint16(len(allocs))}
-			if err := g.AttachClient(relayAddr, a.client.LocalAddr(), lanes[i%2].LocalAddr(), nil); err != nil {
-				t.Fatal(err)
-			}
-			if err := g.BindChannel(relayAddr, a.peer.LocalAddr(), a.number, false); err != nil {
+			pc, relayAddr := g.openUDPAt(t, fam.network, lanes[i%2], a.client.LocalAddr(), lanes[i%2].LocalAddr(), nil)
+			a.relay = pc.LocalAddr()
+			if err := g.bindAt(relayAddr, a.peer.LocalAddr(), a.number, false); err != nil {
 				t.Fatal(err)
 			}
 			allocs = append(allocs, a)
@@ -101,18 +96,11 @@ func TestDownlinkForgetsClosedSockets(t *testing.T) {
 	lane := listenLane(t, "udp4", "127.0.0.1")
 	peer := listenLoopback(t, "udp4", "127.0.0.1")
 	open := func(client *net.UDPConn) *Conn {
-		pc, relayAddr, err := g.AllocateUDP("udp4", 0, lane)
-		if err != nil {
+		c, relayAddr := g.openUDPAt(t, "udp4", lane, client.LocalAddr(), lane.LocalAddr(), nil)
+		if err := g.bindAt(relayAddr, peer.LocalAddr(), 0x4001, false); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { pc.Close() })
-		if err := g.AttachClient(relayAddr, client.LocalAddr(), lane.LocalAddr(), nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := g.BindChannel(relayAddr, peer.LocalAddr(), 0x4001, false); err != nil {
-			t.Fatal(err)
-		}
-		return pc.(*Conn)
+		return c
 	}
 	first, second := listenLoopback(t, "udp4", "127.0.0.1"), listenLoopback(t, "udp4", "127.0.0.1")
 	old := open(first)
@@ -143,10 +131,9 @@ func TestDownlinkForgetsClosedSockets(t *testing.T) {
 func TestRelayCloseEndsLoops(t *testing.T) {
 	before := runtime.NumGoroutine()
 	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
-	pc, _, err := g.AllocateUDP("udp4", 0, listenLane(t, "udp4", "127.0.0.1"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lane := listenLane(t, "udp4", "127.0.0.1")
+	client := listenLoopback(t, "udp4", "127.0.0.1")
+	pc, _ := g.openUDPAt(t, "udp4", lane, client.LocalAddr(), lane.LocalAddr(), nil)
 	if want := downlinkLoops(runtime.GOMAXPROCS(0)); len(g.loops) != want {
 		t.Fatalf("%d downlink loops for %d CPUs, want %d", len(g.loops), runtime.GOMAXPROCS(0), want)
 	}
@@ -159,8 +146,9 @@ func TestRelayCloseEndsLoops(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
-	if _, _, err := g.AllocateUDP("udp4", 0, listenLane(t, "udp4", "127.0.0.1")); err == nil {
-		t.Fatal("a closed relay handed out a relay for a UDP client")
+	r := &bindings.Route{Client: bindings.Client{Tuple: netaddr.Of(client.LocalAddr(), lane.LocalAddr()), Lane: lane}}
+	if _, err := g.Routes().Open(r, bindings.Want{Families: bindings.V4}); err == nil {
+		t.Fatal("a closed relay opened a relay for a UDP client")
 	}
 }
 
@@ -219,7 +207,7 @@ func TestDownlinkStreamClient(t *testing.T) {
 	// A peer with a permission but no channel: a Data indication, whose
 	// STUN length keeps the stream framed (padded, a multiple of 4).
 	other := listenLoopback(t, "udp4", "127.0.0.2")
-	if err := g.Permit(relayAddr, net.IPv4(127, 0, 0, 2), false); err != nil {
+	if err := g.permitAt(relayAddr, net.IPv4(127, 0, 0, 2), false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := other.WriteTo([]byte("odd"), pc.LocalAddr()); err != nil {
@@ -239,22 +227,6 @@ func TestDownlinkStreamClient(t *testing.T) {
 	if err != nil || msg.Type != stun.NewType(stun.MethodData, stun.ClassIndication) ||
 		len(msg.Raw)%4 != 0 || string(data) != "odd" {
 		t.Fatalf("client read % x (%v), want a padded Data indication carrying \"odd\"", msg.Raw, err)
-	}
-}
-
-// TestLoopRelayNeedsAWriter: a loop-served relay of a TCP client attached
-// without a writer is an error the server logs, not a silent dead relay.
-func TestLoopRelayNeedsAWriter(t *testing.T) {
-	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
-	t.Cleanup(g.Close)
-	pc, relayAddr, err := g.AllocateUDPForStream("udp4", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	err = g.AttachClient(relayAddr, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5000}, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478}, nil)
-	if !errors.Is(err, ErrNoClientWriter) {
-		t.Fatalf("AttachClient without a writer: %v, want ErrNoClientWriter", err)
 	}
 }
 
@@ -296,16 +268,9 @@ func newStreamClient(t *testing.T, g *Relay, ln *net.TCPListener) streamClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc, relayAddr, err := g.AllocateUDPForStream("udp4", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
+	pc, relayAddr := g.openUDPAt(t, "udp4", nil, server.RemoteAddr(), server.LocalAddr(), newWriterStream(stream))
 	peer := listenLoopback(t, "udp4", "127.0.0.1")
-	if err := g.AttachClient(relayAddr, server.RemoteAddr(), server.LocalAddr(), stream); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.BindChannel(relayAddr, peer.LocalAddr(), 0x4001, false); err != nil {
+	if err := g.bindAt(relayAddr, peer.LocalAddr(), 0x4001, false); err != nil {
 		t.Fatal(err)
 	}
 	return streamClient{conn: client, stream: stream, relay: pc, relayAddr: relayAddr, peer: peer}

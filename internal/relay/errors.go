@@ -3,7 +3,7 @@ package relay
 import "errors"
 
 var (
-	// ErrNoFreePort means every port of the relay range is taken (answered 508 by pion).
+	// ErrNoFreePort means every port of the relay range is taken (answered 508).
 	ErrNoFreePort = errors.New("no free relay port in range")
 	// ErrNoAddressForFamily means no relay address of the requested IP family is configured.
 	ErrNoAddressForFamily = errors.New("no relay address of the requested family")

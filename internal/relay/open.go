@@ -13,9 +13,8 @@ import (
 // Routes is the relay as turnd's own control plane drives it (the
 // handlers' Relays): it opens and closes the relays of routes the
 // allocation table owns, whose permissions and channels the fast paths
-// read from the route, with no pion behind it. It is a view of the same
-// Relay, its ports, loops and counters, beside the generator API pion
-// uses, whose Close and Connect have other meanings.
+// read from the route. It is a view of the same Relay, its ports, loops
+// and counters.
 type Routes struct{ rl *Relay }
 
 // Routes returns the relay's view for routes opened with Open.
@@ -143,8 +142,8 @@ func (rl *Relay) openFamily(r *bindings.Route, w bindings.Want, f bindings.Famil
 		rl.mu.Unlock()
 		return addr, 0, nil
 	}
-	s := udpSpec{network: udpNetwork(v6), port: w.Port, even: w.Even, lane: lane, loop: true, route: r,
-		client: &r.Client, opened: true, to: &o.to, from: &o.from}
+	s := udpSpec{network: udpNetwork(v6), port: w.Port, even: w.Even, lane: lane, route: r,
+		client: &r.Client, to: &o.to, from: &o.from}
 	var (
 		c        *Conn
 		external net.IP

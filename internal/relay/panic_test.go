@@ -2,6 +2,7 @@ package relay
 
 import (
 	"net"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -19,10 +20,7 @@ func TestDownlinkLoopSurvivesAPanic(t *testing.T) {
 	}
 	t.Cleanup(func() { ln.Close() })
 	sc := newStreamClient(t, g, ln)
-	loop, ok := g.Reactor(sc.relayAddr)
-	if !ok {
-		t.Fatal("no loop for a TCP client's relay")
-	}
+	loop := Loop{d: sc.relay.(*Conn).loop} // the relay's own loop, which passed checks
 	released := make(chan struct{}, 1)
 	if err := loop.Watch(sc.stream.Fd(), func() bool { panic("injected") }, func() { released <- struct{}{} }); err != nil {
 		t.Fatal(err)
@@ -64,10 +62,7 @@ func TestDownlinkPanicInFlushRemovesNoDescriptor(t *testing.T) {
 	}
 	t.Cleanup(func() { ln.Close() })
 	sc := newStreamClient(t, g, ln)
-	loop, ok := g.Reactor(sc.relayAddr)
-	if !ok {
-		t.Fatal("no loop for a TCP client's relay")
-	}
+	loop := Loop{d: sc.relay.(*Conn).loop} // the relay's own loop, which passed checks
 	released := make(chan struct{}, 1)
 	again := make(chan struct{}, 1)
 	calls := 0
@@ -108,7 +103,7 @@ func (panicWriter) TryWritev([][]byte) bool   { panic("injected") }
 
 // TestDownlinkPanicOnRelaySocketEndsItsAllocation: a relay socket whose
 // handling panicked leaves the set and is closed, so its allocation ends
-// (pion's read loop returns) instead of living on without peer data.
+// instead of living on without peer data.
 func TestDownlinkPanicOnRelaySocketEndsItsAllocation(t *testing.T) {
 	panics := make(chan any, 4)
 	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000, Panicked: func(v any) { panics <- v }})
@@ -121,7 +116,7 @@ func TestDownlinkPanicOnRelaySocketEndsItsAllocation(t *testing.T) {
 	sc := newStreamClient(t, g, ln)
 	c := sc.relay.(*Conn)
 	cp := *c.client.Load()
-	cp.Stream = newPionStream(panicWriter{})
+	cp.Stream = newWriterStream(panicWriter{})
 	c.client.Store(&cp)
 	if _, err := sc.peer.WriteTo([]byte("boom"), sc.relay.LocalAddr()); err != nil {
 		t.Fatal(err)
@@ -131,9 +126,13 @@ func TestDownlinkPanicOnRelaySocketEndsItsAllocation(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the injected panic was not reported")
 	}
-	select {
-	case <-c.done: // pion's goroutine, in ReadFrom, wakes and ends the allocation
-	case <-time.After(10 * time.Second):
-		t.Fatal("the relay socket that panicked is still open: its allocation lives on")
+	// The loop closes the socket after it reported the panic; wait for it
+	// to have done so, bounded.
+	deadline := time.Now().Add(10 * time.Second)
+	for !c.isClosed() {
+		if time.Now().After(deadline) {
+			t.Fatal("the relay socket that panicked is still open: its allocation lives on")
+		}
+		runtime.Gosched()
 	}
 }

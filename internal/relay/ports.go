@@ -28,13 +28,13 @@ func (rl *Relay) family(network string) (bind, external net.IP, v6 bool, err err
 
 // eachPort calls try on the requested port, or on every port of the range
 // from a random start until try succeeds: a full range is reported as
-// ErrNoFreePort (pion then answers 508), never as a hang. even leaves out
+// ErrNoFreePort (answered 508), never as a hang. even leaves out
 // odd ports (EVEN-PORT).
 //
 // Even ports whose odd neighbour is free are tried first. A client asking
 // for EVEN-PORT with a reservation (RTP/RTCP pairs, as coturn's uclient
-// does) later needs P+1; pion reserves the number but does not hold the
-// port. Keeping turnd's own allocations off odd ports, and off even ports
+// does) later needs P+1, and a client asking without one may never get
+// it. Keeping turnd's own allocations off odd ports, and off even ports
 // whose partner is taken (its pair's first half came and went), leaves P+1
 // free whichever listener the pair arrives on.
 func (rl *Relay) eachPort(requested int, v6, even bool, try func(port int) error) error {
@@ -73,7 +73,7 @@ func (rl *Relay) inUse(v6 bool, port int) bool {
 }
 
 // listenRelay binds a relay socket on bind:port, outside the runtime's
-// poller (see mmsg.Socket): a downlink loop or pion's read loop reads it.
+// poller (see mmsg.Socket): a downlink loop reads it.
 func listenRelay(network string, bind net.IP, port int) (*mmsg.Socket, error) {
 	return mmsg.ListenUDP(network, net.JoinHostPort(bind.String(), strconv.Itoa(port)), nil)
 }

@@ -27,7 +27,7 @@ func TestRateLimitDropsPastTheBurst(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		r.up(pkt, clientAP)
 	}
-	u, _ := r.gen.Usage(relayAddrOf(r))
+	u, _ := r.gen.usageAt(relayAddrOf(r))
 	r.relay.route.Usage.Flush(r.gen.Counters()) // totals are published in batches
 	if u.ToPeerPackets != 2 || u.RateLimited != 98 || r.gen.Counters().DroppedToPeer[traffic.RateLimited].Packets.Load() != 98 {
 		t.Fatalf("relayed %d, rate-limited %d, dropped in total %d; want 2, 98, 98",
@@ -39,7 +39,7 @@ func TestRateLimitDropsPastTheBurst(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		r.up(pkt, clientAP)
 	}
-	if u, _ := r.gen.Usage(relayAddrOf(r)); u.ToPeerPackets != 102 {
+	if u, _ := r.gen.usageAt(relayAddrOf(r)); u.ToPeerPackets != 102 {
 		t.Fatalf("unlimited again: relayed %d in all, want 102", u.ToPeerPackets)
 	}
 
@@ -53,7 +53,7 @@ func TestRateLimitDropsPastTheBurst(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.up(pkt, clientAP)
-	if u, _ := r.gen.Usage(relayAddrOf(r)); u.ToPeerPackets != 104 {
+	if u, _ := r.gen.usageAt(relayAddrOf(r)); u.ToPeerPackets != 104 {
 		t.Fatalf("after 8 bit/s and back to 80 kbit/s: relayed %d in all, want 104", u.ToPeerPackets)
 	}
 }
@@ -89,11 +89,11 @@ func TestRateLimitedFastPathDoesNotAllocate(t *testing.T) {
 	const runs = 500
 	guard := func(what string, drops bool) {
 		t.Helper()
-		before, _ := r.gen.Usage(addr)
+		before, _ := r.gen.usageAt(addr)
 		if a := testing.AllocsPerRun(runs, func() { r.up(pkt, clientAP) }); a != 0 {
 			t.Errorf("%s: %v allocations per packet", what, a)
 		}
-		u, _ := r.gen.Usage(addr)
+		u, _ := r.gen.usageAt(addr)
 		passed, dropped := u.ToPeerPackets-before.ToPeerPackets, u.RateLimited-before.RateLimited
 		if want := uint64(runs + 1); drops && dropped != want || !drops && passed != want { // and the warm-up run
 			t.Fatalf("%s: %d passed and %d dropped of %d: the guard did not cover one path only", what, passed, dropped, want)
@@ -161,7 +161,7 @@ func TestEachDatagramPaysItsHeader(t *testing.T) {
 			for range 200 {
 				r.up(pkt, clientAP)
 			}
-			if u, _ := r.gen.Usage(relayAddrOf(r)); u.ToPeerPackets != tc.want || u.RateLimited+u.ToPeerPackets != 200 {
+			if u, _ := r.gen.usageAt(relayAddrOf(r)); u.ToPeerPackets != tc.want || u.RateLimited+u.ToPeerPackets != 200 {
 				t.Fatalf("relayed %d, rate-limited %d of 200; want %d relayed", u.ToPeerPackets, u.RateLimited, tc.want)
 			}
 		})
@@ -174,7 +174,7 @@ func TestEachDatagramPaysItsHeader(t *testing.T) {
 func TestUnsentDatagramsAreNotCharged(t *testing.T) {
 	r := newFastPathRig(t)
 	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
-	if err := r.gen.BindChannel(relayAddrOf(r), &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 0}, 0x4002, false); err != nil {
+	if err := r.gen.bindAt(relayAddrOf(r), &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 0}, 0x4002, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.gen.SetRate(relayAddrOf(r), 80_000); err != nil {
@@ -187,7 +187,7 @@ func TestUnsentDatagramsAreNotCharged(t *testing.T) {
 	for range 2 {
 		r.up(channelData(0x4001, payload), clientAP)
 	}
-	u, _ := r.gen.Usage(relayAddrOf(r))
+	u, _ := r.gen.usageAt(relayAddrOf(r))
 	if d := r.gen.Counters().DroppedToPeer[traffic.SendError].Packets.Load(); d != 50 || u.ToPeerPackets != 2 || u.RateLimited != 0 {
 		t.Fatalf("%d send errors, %d relayed, %d rate-limited; want 50, 2, 0", d, u.ToPeerPackets, u.RateLimited)
 	}
@@ -223,7 +223,7 @@ func TestRateLimitedDownlinkDoesNotAllocate(t *testing.T) {
 	if perPacket := allocs / batch; perPacket >= 0.1 {
 		t.Errorf("rate-limited downlink: %.2f allocations per packet", perPacket)
 	}
-	if u, _ := r.gen.Usage(relayAddrOf(r)); u.NoPermission == 0 {
+	if u, _ := r.gen.usageAt(relayAddrOf(r)); u.NoPermission == 0 {
 		t.Fatal("no junk was dropped: the guard did not cover the drop path")
 	}
 	// Now past the rate, and the bucket in debt: every datagram measured
@@ -237,9 +237,9 @@ func TestRateLimitedDownlinkDoesNotAllocate(t *testing.T) {
 	if n, err := r.client.Read(buf); err != nil || n != 4+len(payload) {
 		t.Fatalf("client read %d bytes: %v", n, err)
 	}
-	drained, _ := r.gen.Usage(relayAddrOf(r))
+	drained, _ := r.gen.usageAt(relayAddrOf(r))
 	allocs = testing.AllocsPerRun(10, func() {
-		before, _ := r.gen.Usage(relayAddrOf(r))
+		before, _ := r.gen.usageAt(relayAddrOf(r))
 		for range batch {
 			if _, err := r.peer.WriteToUDPAddrPort(payload, relayAP); err != nil {
 				t.Fatal(err)
@@ -248,7 +248,7 @@ func TestRateLimitedDownlinkDoesNotAllocate(t *testing.T) {
 		// A marker through a second allocation's loop would not prove
 		// this socket was read; the count of drops does, bounded.
 		for deadline := time.Now().Add(5 * time.Second); ; runtime.Gosched() {
-			if u, _ := r.gen.Usage(relayAddrOf(r)); u.RateLimited >= before.RateLimited+batch {
+			if u, _ := r.gen.usageAt(relayAddrOf(r)); u.RateLimited >= before.RateLimited+batch {
 				return
 			}
 			if time.Now().After(deadline) {
@@ -259,7 +259,7 @@ func TestRateLimitedDownlinkDoesNotAllocate(t *testing.T) {
 	if perPacket := allocs / batch; perPacket >= 0.1 {
 		t.Errorf("downlink past the rate: %.2f allocations per packet", perPacket)
 	}
-	if u, _ := r.gen.Usage(relayAddrOf(r)); u.FromPeerPackets != drained.FromPeerPackets {
+	if u, _ := r.gen.usageAt(relayAddrOf(r)); u.FromPeerPackets != drained.FromPeerPackets {
 		t.Fatalf("%d datagrams passed a drained bucket: the guard did not cover the drop path only", u.FromPeerPackets-drained.FromPeerPackets)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // Options configure a Relay.
 type Options struct {
 	// IPv4 and IPv6 are the addresses relay sockets bind to, one per family;
-	// nil means allocations of that family are refused (pion answers 508).
+	// nil means allocations of that family are refused (answered 440 or 508).
 	IPv4, IPv6 net.IP
 	// External4 and External6 are advertised in XOR-RELAYED-ADDRESS instead
 	// of the bind address (a server behind NAT); nil means the bind address.
@@ -29,8 +29,8 @@ type Options struct {
 	// permissions say: the server's own listening and HTTP sockets, and
 	// peers a reload denied (see Revoke). nil: none.
 	Forbidden func(netip.AddrPort) bool
-	// ConnectTimeout bounds the dial of an RFC 6062 Connect (pion answers
-	// 447 when it passes); 0 means DefaultConnectTimeout.
+	// ConnectTimeout bounds the dial of an RFC 6062 Connect (answered 447
+	// when it passes); 0 means DefaultConnectTimeout.
 	ConnectTimeout time.Duration
 	// PeerArrived is told of a peer's connection to the RFC 6062 listener
 	// of a route opened with Open (RFC 6062 §5.3), once the relay has
@@ -56,24 +56,16 @@ type Relay struct {
 	live map[liveKey]*Conn
 	held map[liveKey]*held // second ports of reserved pairs
 	// tcp holds the RFC 6062 relays (tcprelay.go); a port number is in at
-	// most one of live, held and tcp. tcpByClient finds one by its client.
-	tcp         map[liveKey]*tcpRelay
-	tcpByClient map[clientKey]*tcpRelay
-	byClient    shardedMap[clientKey, binding] // the uplink's index: a client's route and relay sockets
-	routes      map[*bindings.Route]*opened    // what Open made (open.go)
-
-	// tcpEnded keeps the traffic of RFC 6062 relays whose listener closed
-	// until pion reports their deletion (tcpusage.go); made on first use.
-	tcpEnded map[liveKey]*tcpTraffic
+	// most one of live, held and tcp.
+	tcp      map[liveKey]*tcpRelay
+	byClient shardedMap[clientKey, binding] // the uplink's index: a client's route and relay sockets
+	routes   map[*bindings.Route]*opened    // what Open made (open.go)
 
 	// servers numbers turnd's addresses (UDP sockets' and TCP or TLS
 	// connections' local addresses) for the fast path's keys (serverID):
 	// a handful, one per listen address and local IP; under mu.
 	servers map[netaddr.FiveTuple]serverID
 
-	// retiring holds closed sockets until pion reports their allocation
-	// deleted (retire.go); nil once the relay has closed.
-	retiring  map[liveKey]*Conn
 	closed    chan struct{}
 	closeOnce sync.Once
 
@@ -99,9 +91,9 @@ func New(opts Options) *Relay {
 	}
 	return &Relay{
 		opts: opts, live: make(map[liveKey]*Conn), held: make(map[liveKey]*held),
-		tcp: make(map[liveKey]*tcpRelay), tcpByClient: make(map[clientKey]*tcpRelay),
-		routes:   make(map[*bindings.Route]*opened),
-		retiring: make(map[liveKey]*Conn), closed: make(chan struct{}), servers: make(map[netaddr.FiveTuple]serverID),
+		tcp:    make(map[liveKey]*tcpRelay),
+		routes: make(map[*bindings.Route]*opened),
+		closed: make(chan struct{}), servers: make(map[netaddr.FiveTuple]serverID),
 		clock: sinceNow(),
 	}
 }
@@ -117,9 +109,6 @@ func sinceNow() func() time.Duration {
 func (rl *Relay) Close() {
 	rl.loopsOnce.Do(func() {}) // no loop starts after this
 	rl.closeOnce.Do(func() {
-		rl.mu.Lock()
-		rl.retiring = nil
-		rl.mu.Unlock()
 		close(rl.closed)
 	})
 	for _, d := range rl.loops {

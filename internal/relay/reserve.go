@@ -6,7 +6,6 @@ import (
 	"net"
 	"time"
 
-	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/mmsg"
 )
 
@@ -21,18 +20,6 @@ const reservationHold = 30 * time.Second
 type held struct {
 	conn  *mmsg.Socket
 	timer *time.Timer
-}
-
-// AllocatePair is AllocateUDP on an even relay port P, of its own choice,
-// for an Allocate with EVEN-PORT (R bit); it keeps P+1 bound, so the later
-// Allocate presenting the reservation token gets it even if the host is
-// busy (pion alone checks P+1 only by number).
-func (rl *Relay) AllocatePair(network string, lane *mmsg.Socket) (net.PacketConn, net.Addr, error) {
-	cc, external, _, err := rl.openPair(udpSpec{network: network, lane: lane, loop: lane != nil, route: &bindings.Route{}})
-	if err != nil {
-		return nil, nil, err
-	}
-	return cc, &net.UDPAddr{IP: external, Port: cc.key.port}, nil
 }
 
 // openPair is openUDP on an even port P of its own choice, holding P+1

@@ -2,7 +2,6 @@ package relay
 
 import (
 	"fmt"
-	"net"
 )
 
 // A plain TCP client's connection is read by the same downlink loop that
@@ -65,15 +64,4 @@ func (rl *Relay) NextLoop() (Loop, error) {
 		return Loop{}, fmt.Errorf("pick downlink loop: %w", err)
 	}
 	return Loop{d: d}, nil
-}
-
-// Reactor returns the downlink loop of the allocation whose relay is
-// advertised as relayAddr; false if no loop reads it (a TLS client's, an
-// RFC 6062 TCP relay, or an unknown address).
-func (rl *Relay) Reactor(relayAddr net.Addr) (Loop, bool) {
-	cc, err := rl.conn(relayAddr)
-	if err != nil || cc.loop == nil {
-		return Loop{}, false
-	}
-	return Loop{d: cc.loop}, true
 }

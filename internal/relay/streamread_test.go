@@ -77,15 +77,12 @@ func passed(t *testing.T, sc *streamClient, mark string) {
 }
 
 // TestLoopReadsAClientConnection: the downlink loop of a TCP client's
-// allocation reads the client's connection when the gate hands it over
+// allocation reads the client's connection when the edge hands it over
 // (Watch), stops as soon as ready says so, and lets go on Unwatch.
 func TestLoopReadsAClientConnection(t *testing.T) {
 	g, ln := newStreamRig(t)
 	sc := newStreamClient(t, g, ln)
-	loop, ok := g.Reactor(sc.relayAddr)
-	if !ok {
-		t.Fatal("no loop for a TCP client's relay")
-	}
+	loop := Loop{d: sc.relay.(*Conn).loop}
 	w := newWatchLog(&sc)
 	fd := sc.stream.Fd()
 	if err := loop.Watch(fd, w.ready, w.release); err != nil {
@@ -127,7 +124,7 @@ func TestLoopReadsAClientConnection(t *testing.T) {
 func TestLoopReleasesOnClose(t *testing.T) {
 	g, ln := newStreamRig(t)
 	sc := newStreamClient(t, g, ln)
-	loop, _ := g.Reactor(sc.relayAddr)
+	loop := Loop{d: sc.relay.(*Conn).loop}
 	w := newWatchLog(&sc)
 	if err := loop.Watch(sc.stream.Fd(), w.ready, w.release); err != nil {
 		t.Fatal(err)
@@ -143,24 +140,6 @@ func TestLoopReleasesOnClose(t *testing.T) {
 	}
 	if err := loop.Watch(sc.stream.Fd(), w.ready, w.release); err == nil {
 		t.Fatal("a closed loop accepted a connection")
-	}
-}
-
-// TestReactorOnlyForLoopRelays: relays that no loop reads (a TLS client's)
-// and unknown addresses have no reactor.
-func TestReactorOnlyForLoopRelays(t *testing.T) {
-	g := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
-	t.Cleanup(g.Close)
-	pc, relayAddr, err := g.AllocateUDP("udp4", 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	if _, ok := g.Reactor(relayAddr); ok {
-		t.Error("a relay read by pion's goroutine has a reactor")
-	}
-	if _, ok := g.Reactor(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}); ok {
-		t.Error("an unknown relay address has a reactor")
 	}
 }
 

@@ -29,33 +29,20 @@ const DefaultConnectTimeout = 30 * time.Second
 
 // MaxPendingConnects bounds the peer connections of one TCP allocation that
 // are being dialled (Connect) or, dialled or accepted, wait for their
-// ConnectionBind: each holds a socket and pion keeps an unbound one for 30
-// seconds.
+// ConnectionBind: each holds a socket, an unbound one for 30 seconds
+// (RFC 6062 §5.2).
 const MaxPendingConnects = 8
 
 // tcpRelay is the bookkeeping of one RFC 6062 allocation; under Relay.mu.
 type tcpRelay struct {
-	client    clientKey
-	hasClient bool
-	route     *bindings.Route        // permissions, channels and the tally (shared with traffic)
-	opened    bool                   // by Open: no deletion report follows its end
-	pending   int                    // peer connections dialling or waiting for ConnectionBind
-	conns     map[*peerConn]struct{} // open peer connections, for Revoke
-	traffic   *tcpTraffic            // their bytes and rate (tcpusage.go)
+	route   *bindings.Route        // permissions, channels and the tally (shared with traffic)
+	pending int                    // peer connections dialling or waiting for ConnectionBind
+	conns   map[*peerConn]struct{} // open peer connections, for Revoke
+	traffic *tcpTraffic            // their bytes and rate (tcpusage.go)
 }
 
-// AllocateTCP makes the listener of an RFC 6062 TCP relay, on network
-// ("tcp4" or "tcp6") and port (0: any in the range).
-func (rl *Relay) AllocateTCP(network string, port int) (net.Listener, net.Addr, error) {
-	tl, addr, err := rl.listenTCP(network, port, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	return tl, net.TCPAddrFromAddrPort(addr), nil
-}
-
-// listenTCP makes the listener of an RFC 6062 relay of route (nil: a
-// fresh one, for pion) and returns the address to advertise.
+// listenTCP makes the listener of an RFC 6062 relay of route and returns
+// the address to advertise.
 func (rl *Relay) listenTCP(network string, port int, route *bindings.Route) (*tcpListener, netip.AddrPort, error) {
 	bind, external, v6, err := rl.family(network)
 	if err != nil {
@@ -80,25 +67,18 @@ func (rl *Relay) listenTCP(network string, port int, route *bindings.Route) (*tc
 	if err != nil {
 		return nil, netip.AddrPort{}, fmt.Errorf("allocate tcp relay: %w", err)
 	}
-	tl := &tcpListener{Listener: ln, rl: rl, key: key}
-	rl.setListener(key, tl)
-	return tl, addrPort(external, ln.Addr().(*net.TCPAddr).Port), nil
+	return &tcpListener{Listener: ln, rl: rl, key: key}, addrPort(external, ln.Addr().(*net.TCPAddr).Port), nil
 }
 
-// claimTCP takes port k for a TCP relay of route (nil: a fresh one) if no
-// relay of any kind holds it.
+// claimTCP takes port k for a TCP relay of route if no relay of any kind
+// holds it.
 func (rl *Relay) claimTCP(k liveKey, route *bindings.Route) bool {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	if rl.live[k] != nil || rl.held[k] != nil || rl.tcp[k] != nil {
 		return false
 	}
-	r := &tcpRelay{route: route, opened: route != nil}
-	if route == nil {
-		r.route = &bindings.Route{}
-	}
-	r.traffic = newTCPTraffic(r.route)
-	rl.tcp[k] = r
+	rl.tcp[k] = &tcpRelay{route: route, traffic: newTCPTraffic(route)}
 	return true
 }
 
@@ -106,10 +86,7 @@ func (rl *Relay) claimTCP(k liveKey, route *bindings.Route) bool {
 func (rl *Relay) releaseTCP(k liveKey) {
 	var peers []*peerConn
 	rl.mu.Lock()
-	if r := rl.tcp[k]; r != nil && r.hasClient && rl.tcpByClient[r.client] == r {
-		delete(rl.tcpByClient, r.client)
-	}
-	if r := rl.tcp[k]; r != nil && r.opened {
+	if r := rl.tcp[k]; r != nil {
 		r.traffic.end()
 		r.route.Usage.Flush(rl.opts.Counters)
 		// RFC 6062 §5: the peer data connections go with their allocation
@@ -117,8 +94,6 @@ func (rl *Relay) releaseTCP(k liveKey) {
 		for pc := range r.conns {
 			peers = append(peers, pc)
 		}
-	} else if r != nil {
-		rl.retireTCP(k, r)
 	}
 	delete(rl.tcp, k)
 	rl.mu.Unlock()
@@ -134,33 +109,15 @@ func (rl *Relay) tcpHolds(v6 bool, port int) bool {
 	return rl.tcp[liveKey{v6: v6, port: port}] != nil
 }
 
-// tcpListener gives its port back to the table when pion closes it.
+// tcpListener is an RFC 6062 relay's listener, whose peers a downlink loop
+// accepts (tcpopen.go); it gives its port back to the table on Close.
 type tcpListener struct {
 	net.Listener
 	rl   *Relay
 	key  liveKey
 	once sync.Once
-	// unwatch takes an opened route's listener out of the loop that
-	// accepts its peers (tcpopen.go); nil for pion's, which pion accepts.
+	// unwatch takes the listener out of the loop that accepts its peers.
 	unwatch func()
-}
-
-// Accept returns the next peer connection pion may offer its client
-// (ConnectionAttempt). A peer the relay refuses is closed here, counted by
-// reason and not logged: each knock at a relay port would otherwise be a
-// line pion writes. Peer connections waiting for their ConnectionBind
-// count against the same bound as Connects: past it, a peer's connection
-// is closed at once, so no peer can pile up sockets the client never binds.
-func (l *tcpListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		if pc := l.admit(c); pc != nil {
-			return pc, nil
-		}
-	}
 }
 
 // admit returns a peer's connection counted on its allocation, or closes
@@ -179,12 +136,11 @@ func (l *tcpListener) admit(c net.Conn) *peerConn {
 // pending bound and returns the allocation it was counted on, or nil and
 // why it is refused.
 func (rl *Relay) admitPeer(k liveKey, peer net.Addr) (*tcpRelay, traffic.PeerRefusal) {
-	// pion would offer a peer a reload denied to the client while its
-	// own permission lasts.
+	// turnd's own sockets, and peers a reload denied, whatever the
+	// permissions say.
 	if rl.forbiddenTCP(peer) {
 		return nil, traffic.PeerForbidden
 	}
-	// pion checks its own permissions too, but logs every peer it closes.
 	if !rl.permitsTCP(k, netaddr.IP(peer)) {
 		return nil, traffic.PeerNoPermission
 	}
@@ -196,6 +152,15 @@ func (rl *Relay) admitPeer(k liveKey, peer net.Addr) (*tcpRelay, traffic.PeerRef
 		return nil, traffic.PeerNoPermission // the allocation went, and its permissions with it
 	}
 	return r, 0
+}
+
+// permitsTCP reports whether the RFC 6062 relay of k has a permission for
+// peer; false once the relay is gone.
+func (rl *Relay) permitsTCP(k liveKey, peer netip.Addr) bool {
+	rl.mu.Lock()
+	r := rl.tcp[k]
+	rl.mu.Unlock()
+	return r != nil && r.route.Permitted(peer)
 }
 
 // forbiddenTCP reports whether the Forbidden option refuses a TCP peer.
@@ -221,36 +186,6 @@ func tcpKey(relayAddr net.Addr) (liveKey, bool) {
 		return liveKey{}, false
 	}
 	return liveKey{v6: ta.IP.To4() == nil, port: ta.Port}, true
-}
-
-// Connect dials the outgoing TCP connection of an RFC 6062 Connect request
-// to peer, from the port of the relay advertised as relayAddr.
-// It runs on the goroutine of the client's control connection (pion
-// handles Connect there), which reads no other client; the dial has a
-// deadline (pion answers 447 when it passes) and the allocation's pending
-// Connects are bounded.
-func (rl *Relay) Connect(network string, relayAddr, peer net.Addr) (net.Conn, error) {
-	bind, _, _, err := rl.family(network)
-	if err != nil {
-		return nil, err
-	}
-	k, ok := tcpKey(relayAddr)
-	if !ok {
-		// A Connect on a UDP allocation (RFC 6062 §5.2: the gate answers it 400).
-		return nil, fmt.Errorf("connect from relay %v: %w", relayAddr, ErrNotTracked)
-	}
-	if rl.forbiddenTCP(peer) {
-		return nil, fmt.Errorf("connect to %v: %w", peer, ErrForbiddenPeer)
-	}
-	r, err := rl.startConnect(k)
-	if err != nil {
-		return nil, fmt.Errorf("connect from relay %v: %w", relayAddr, err)
-	}
-	conn, err := rl.dial(network, bind, k, r, peer.String())
-	if err != nil {
-		return nil, err
-	}
-	return conn, nil
 }
 
 // dial connects from the port of relay k to peer, for a Connect counted on
@@ -313,8 +248,8 @@ func (rl *Relay) adopt(k liveKey, r *tcpRelay, c net.Conn) *peerConn {
 }
 
 // peerConn is a Connect's or an accepted peer connection; it stops being
-// pending when pion starts copying it (after ConnectionBind) or closes it
-// (bind timeout, allocation gone).
+// pending when its client's pipe starts copying it (after ConnectionBind)
+// or it closes (bind timeout, allocation gone).
 type peerConn struct {
 	net.Conn
 	rl   *Relay
@@ -350,27 +285,4 @@ func (c *peerConn) Close() error {
 	delete(c.r.conns, c)
 	c.rl.mu.Unlock()
 	return c.Conn.Close()
-}
-
-// PendingConnects returns how many Connects of the RFC 6062 allocation of a
-// client's 5-tuple are pending; ok is false when the client holds no TCP relay.
-func (rl *Relay) PendingConnects(t netaddr.FiveTuple) (n int, ok bool) {
-	r := rl.tcpRelayOf(t)
-	if r == nil {
-		return 0, false
-	}
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	return r.pending, true
-}
-
-// tcpRelayOf finds the RFC 6062 relay of a client's 5-tuple.
-func (rl *Relay) tcpRelayOf(t netaddr.FiveTuple) *tcpRelay {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	k, ok := rl.keyOf(t)
-	if !ok {
-		return nil
-	}
-	return rl.tcpByClient[k]
 }

@@ -2,34 +2,92 @@ package relay
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/testturn"
 	"github.com/turnd/turnd/internal/traffic"
 )
 
+// tcpTest is what a test relay's RFC 6062 side tells the test: the peers
+// its listeners accepted (PeerArrived), and the CONNECTION-IDs it gives.
+type tcpTest struct {
+	arrived chan arrival
+	ids     atomic.Uint32
+}
+
+// arrival is a peer connection held for r under id.
+type arrival struct {
+	r  *bindings.Route
+	id uint32
+}
+
+// tcpTests finds each test relay's tcpTest.
+var tcpTests sync.Map // *Relay → *tcpTest
+
 func tcpTestRelay(t *testing.T, ports int, opts Options) *Relay {
 	t.Helper()
 	lo, hi := freePortRange(t, ports)
 	opts.IPv4, opts.MinPort, opts.MaxPort = net.IPv4(127, 0, 0, 1), lo, hi
+	tt := &tcpTest{arrived: make(chan arrival, 64)}
+	if opts.PeerArrived == nil { // the test's own, else acceptAll's
+		opts.PeerArrived = tt.peerArrived
+	}
 	g := New(opts)
-	t.Cleanup(g.Close)
+	tcpTests.Store(g, tt)
+	t.Cleanup(func() { g.Close(); tcpTests.Delete(g) })
 	return g
 }
 
-func allocateTCP(t *testing.T, g *Relay) (net.Listener, *net.TCPAddr) {
-	t.Helper()
-	ln, addr, err := g.AllocateTCP("tcp4", 0)
-	if err != nil {
-		t.Fatalf("allocate tcp relay: %v", err)
+// peerArrived hands acceptAll the peer connection r's listener accepted.
+func (tt *tcpTest) peerArrived(r *bindings.Route, _ netip.AddrPort) (uint32, bool) {
+	a := arrival{r: r, id: tt.ids.Add(1)}
+	select {
+	case tt.arrived <- a:
+		return a.id, true
+	default:
+		return 0, false // never blocks the loop
 	}
-	t.Cleanup(func() { _ = ln.Close() })
-	return ln, addr.(*net.TCPAddr)
+}
+
+func tcpTestOf(g *Relay) *tcpTest {
+	tt, _ := tcpTests.Load(g)
+	return tt.(*tcpTest)
+}
+
+// allocateTCP opens an RFC 6062 relay for a fresh TCP client route, as the
+// Allocate handler does.
+func allocateTCP(t *testing.T, g *Relay) (*bindings.Route, *net.TCPAddr) {
+	t.Helper()
+	return openTCP(t, g)
+}
+
+// connect is a Connect request on r to peer, waited for: the peer
+// connection once it waits for its ConnectionBind, taken as the
+// ConnectionBind handler takes it.
+func connect(g *Relay, r *bindings.Route, peer net.Addr) (net.Conn, error) {
+	id := tcpTestOf(g).ids.Add(1)
+	done := make(chan error, 1)
+	if err := g.Routes().Connect(r, netaddr.AddrPort(peer), id, func(err error) { done <- err }); err != nil {
+		return nil, err
+	}
+	if err := <-done; err != nil {
+		return nil, err
+	}
+	c, ok := g.Routes().TakePeer(r, id)
+	if !ok {
+		return nil, fmt.Errorf("connect to %v: %w", peer, ErrNotTracked)
+	}
+	return c.(net.Conn), nil
 }
 
 // TestTCPRelayPortBelongsToOneAllocation: the listener's SO_REUSEPORT would
@@ -38,34 +96,40 @@ func allocateTCP(t *testing.T, g *Relay) (net.Listener, *net.TCPAddr) {
 // UDP relays alike, and gives the port back when the listener closes.
 func TestTCPRelayPortBelongsToOneAllocation(t *testing.T) {
 	g := tcpTestRelay(t, 1, Options{})
-	ln, _ := allocateTCP(t, g)
-	if ln2, addr, err := g.AllocateTCP("tcp4", 0); err == nil {
-		_ = ln2.Close()
-		t.Fatalf("second tcp relay got %v, the port of the first", addr)
+	route, _ := allocateTCP(t, g)
+	other := func(tcp bool) (bindings.Relayed, error) {
+		r := &bindings.Route{Client: bindings.Client{Stream: nopStream{}}}
+		r.Client.Tuple = netaddr.FiveTuple{Client: netip.MustParseAddrPort("127.0.0.1:40001"),
+			Server: netip.MustParseAddrPort("127.0.0.1:3478"), TCP: true}
+		got, err := g.Routes().Open(r, bindings.Want{Families: bindings.V4, TCP: tcp})
+		if err == nil {
+			g.Routes().Close(r, bindings.Both)
+		}
+		return got, err
+	}
+	if got, err := other(true); err == nil {
+		t.Fatalf("second tcp relay got %v, the port of the first", got.Addr[0])
 	} else if !errors.Is(err, ErrNoFreePort) {
 		t.Fatalf("second tcp relay: %v, want ErrNoFreePort", err)
 	}
-	if pc, addr, err := g.AllocateUDP("udp4", 0, nil); err == nil {
-		_ = pc.Close()
-		t.Fatalf("udp relay got %v, the port of a tcp relay", addr)
+	if got, err := other(false); err == nil {
+		t.Fatalf("udp relay got %v, the port of a tcp relay", got.Addr[0])
 	}
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
+	g.Routes().Close(route, bindings.Both)
 	allocateTCP(t, g)
 }
 
 // TestTCPRelayConnectHasDeadline: a peer that drops SYNs fails the dial at
-// the timeout (pion answers 447), not after the kernel's two minutes.
+// the timeout (answered 447), not after the kernel's two minutes.
 func TestTCPRelayConnectHasDeadline(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	g := tcpTestRelay(t, 2, Options{ConnectTimeout: timeout})
-	_, relay := allocateTCP(t, g)
+	route, relay := allocateTCP(t, g)
 	peer := testturn.SilentPeer(t)
 	done := make(chan error, 1)
 	began := time.Now()
 	go func() {
-		c, err := g.Connect("tcp4", relay, peer)
+		c, err := connect(g, route, peer)
 		if c != nil {
 			_ = c.Close()
 		}
@@ -103,11 +167,11 @@ func (g *Relay) pendingOf(relay *net.TCPAddr) (int, bool) {
 }
 
 // TestTCPRelayPendingConnectsBounded: at most MaxPendingConnects peer
-// connections wait for their ConnectionBind; one that pion starts copying
-// (bound) or closes frees its place.
+// connections wait for their ConnectionBind; one that the client's pipe
+// starts copying (bound) or closes frees its place.
 func TestTCPRelayPendingConnectsBounded(t *testing.T) {
 	g := tcpTestRelay(t, 2, Options{})
-	_, relay := allocateTCP(t, g)
+	route, relay := allocateTCP(t, g)
 	// One peer per Connect: a relay port reaches a peer address once.
 	peers := make([]net.Addr, MaxPendingConnects+2)
 	for i := range peers {
@@ -124,17 +188,17 @@ func TestTCPRelayPendingConnectsBounded(t *testing.T) {
 			c.Close()
 		}
 	})
-	connect := func(i int) (net.Conn, error) {
-		return g.Connect("tcp4", relay, peers[i])
+	connectTo := func(i int) (net.Conn, error) {
+		return connect(g, route, peers[i])
 	}
 	for i := 0; i < MaxPendingConnects; i++ {
-		c, err := connect(i)
+		c, err := connectTo(i)
 		if err != nil {
 			t.Fatalf("connect %d: %v", i, err)
 		}
 		conns = append(conns, c)
 	}
-	if c, err := connect(MaxPendingConnects); !errors.Is(err, ErrTooManyConnects) {
+	if c, err := connectTo(MaxPendingConnects); !errors.Is(err, ErrTooManyConnects) {
 		if c != nil {
 			c.Close()
 		}
@@ -142,11 +206,11 @@ func TestTCPRelayPendingConnectsBounded(t *testing.T) {
 	}
 	_ = conns[0].Close()
 	_ = conns[1].SetReadDeadline(time.Now())
-	_, _ = conns[1].Read(make([]byte, 1)) // pion copying: bound
+	_, _ = conns[1].Read(make([]byte, 1)) // the pipe copying: bound
 	if n, _ := g.pendingOf(relay); n != MaxPendingConnects-2 {
 		t.Fatalf("%d pending, want %d", n, MaxPendingConnects-2)
 	}
-	c, err := connect(MaxPendingConnects + 1)
+	c, err := connectTo(MaxPendingConnects + 1)
 	if err != nil {
 		t.Fatalf("connect after one closed: %v", err)
 	}
@@ -163,8 +227,8 @@ func TestTCPRelayConnectRefusesOwnSockets(t *testing.T) {
 	defer own.Close()
 	ownAP := own.Addr().(*net.TCPAddr).AddrPort()
 	g := tcpTestRelay(t, 2, Options{Forbidden: func(a netip.AddrPort) bool { return a == ownAP }})
-	_, relay := allocateTCP(t, g)
-	c, err := g.Connect("tcp4", relay, own.Addr())
+	route, _ := allocateTCP(t, g)
+	c, err := connect(g, route, own.Addr())
 	if !errors.Is(err, ErrForbiddenPeer) {
 		if c != nil {
 			c.Close()
@@ -173,44 +237,16 @@ func TestTCPRelayConnectRefusesOwnSockets(t *testing.T) {
 	}
 }
 
-// TestTCPRelayCountsBindings: permissions and channels of an RFC 6062
-// relay are counted for its client, so their caps apply to it too.
-func TestTCPRelayCountsBindings(t *testing.T) {
-	g := tcpTestRelay(t, 2, Options{})
-	_, relay := allocateTCP(t, g)
-	client := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40001}
-	server := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478}
-	if err := g.AttachClient(relay, client, server, nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, ip := range []string{"192.0.2.1", "192.0.2.2"} {
-		if err := g.Permit(relay, net.ParseIP(ip), false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_ = g.BindChannel(relay, &net.UDPAddr{IP: net.ParseIP("192.0.2.1"), Port: 9}, 0x4000, false)
-	n, has, ok := g.Permissions(netaddr.Of(client, server))
-	if !ok || n != 2 || !has(netip.MustParseAddr("192.0.2.2")) || has(netip.MustParseAddr("192.0.2.3")) {
-		t.Fatalf("permissions: n=%d ok=%v", n, ok)
-	}
-	if n, has, ok := g.Channels(netaddr.Of(client, server)); !ok || n != 1 || !has(0x4000) {
-		t.Fatalf("channels: n=%d ok=%v", n, ok)
-	}
-	if n, ok := g.PendingConnects(netaddr.Of(client, server)); !ok || n != 0 {
-		t.Fatalf("pending connects: n=%d ok=%v", n, ok)
-	}
-}
-
 // TestTCPRelayPendingPeerConnectionsBounded: peers connecting to a TCP
 // relay count against the same bound; past it their connections are
-// closed before pion sees them, and counted.
+// closed before the client is offered them, and counted.
 func TestTCPRelayPendingPeerConnectionsBounded(t *testing.T) {
 	g := tcpTestRelay(t, 2, Options{})
-	ln, relay := allocateTCP(t, g)
-	if err := g.Permit(relay, net.IPv4(127, 0, 0, 1), false); err != nil {
+	_, relay := allocateTCP(t, g)
+	if err := g.permitAt(relay, net.IPv4(127, 0, 0, 1), false); err != nil {
 		t.Fatal(err)
 	}
-	accepted := acceptAll(ln, MaxPendingConnects+2)
+	accepted := acceptAll(t, g, MaxPendingConnects+2)
 	dialRelay := func() net.Conn {
 		c, err := net.Dial("tcp4", relay.String())
 		if err != nil {
@@ -238,7 +274,7 @@ func TestTCPRelayPendingPeerConnectionsBounded(t *testing.T) {
 	select {
 	case c := <-accepted:
 		c.Close()
-		t.Fatal("a peer connection past the bound reached pion")
+		t.Fatal("a peer connection past the bound was offered")
 	default:
 	}
 	if got := refusedPeers(g); got != [traffic.NumPeerRefusals]uint64{traffic.PeerPendingLimit: 1} {
@@ -264,18 +300,18 @@ func refusedPeers(g *Relay) (n [traffic.NumPeerRefusals]uint64) {
 
 // TestTCPRelayRefusesPeersWithoutPermission: a peer with no permission
 // mirrored for the allocation, and a permitted peer the peer filter
-// forbids, are closed before pion sees them, each refusal counted by
-// reason; a permitted peer's connection is the one Accept returns.
+// forbids, are closed before the client is offered them, each refusal
+// counted by reason; a permitted peer's connection is the one offered.
 func TestTCPRelayRefusesPeersWithoutPermission(t *testing.T) {
 	forbidden := netip.MustParseAddr("127.0.0.3")
 	g := tcpTestRelay(t, 2, Options{Forbidden: func(a netip.AddrPort) bool { return a.Addr() == forbidden }})
-	ln, relay := allocateTCP(t, g)
+	_, relay := allocateTCP(t, g)
 	for _, ip := range []string{"127.0.0.1", "127.0.0.3"} {
-		if err := g.Permit(relay, net.ParseIP(ip), false); err != nil {
+		if err := g.permitAt(relay, net.ParseIP(ip), false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	accepted := acceptAll(ln, 4)
+	accepted := acceptAll(t, g, 4)
 	const knocks = 5
 	for range knocks {
 		wantClosed(t, dialFrom(t, "127.0.0.2", relay), "connection from a peer without permission")
@@ -288,25 +324,38 @@ func TestTCPRelayRefusesPeersWithoutPermission(t *testing.T) {
 	dialFrom(t, "127.0.0.1", relay)
 	c := acceptedConn(t, accepted)
 	if got := c.RemoteAddr().(*net.TCPAddr).IP.String(); got != "127.0.0.1" {
-		t.Fatalf("Accept returned a connection from %s, want the permitted 127.0.0.1", got)
+		t.Fatalf("offered a connection from %s, want the permitted 127.0.0.1", got)
 	}
 	if n, _ := g.pendingOf(relay); n != 1 {
 		t.Fatalf("%d pending, want 1: refused peers must take no place", n)
 	}
 }
 
-// acceptAll hands every connection ln accepts to the channel it returns
-// (buffered for n), which is closed when ln is.
-func acceptAll(ln net.Listener, n int) <-chan net.Conn {
+// acceptAll hands every peer connection g's listeners accept to the
+// channel it returns (buffered for n), taken as ConnectionBind takes it,
+// until the test ends.
+func acceptAll(t *testing.T, g *Relay, n int) <-chan net.Conn {
 	accepted := make(chan net.Conn, n)
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	tt := tcpTestOf(g)
 	go func() {
-		defer close(accepted)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			select {
+			case a := <-tt.arrived:
+				// PeerArrived runs just before the loop holds the
+				// connection: wait for it, bounded.
+				deadline := time.Now().Add(5 * time.Second)
+				for time.Now().Before(deadline) {
+					if c, ok := g.Routes().TakePeer(a.r, a.id); ok {
+						accepted <- c.(net.Conn)
+						break
+					}
+					runtime.Gosched()
+				}
+			case <-stop:
 				return
 			}
-			accepted <- c
 		}
 	}()
 	return accepted

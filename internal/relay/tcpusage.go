@@ -1,29 +1,24 @@
 package relay
 
 import (
-	"fmt"
 	"net"
 	"sync"
 	"time"
 
 	"github.com/turnd/turnd/internal/bindings"
-	"github.com/turnd/turnd/internal/traffic"
 )
 
-// The traffic of RFC 6062 relays: pion copies each bound peer connection
-// to and from the client's data connection itself, through the peerConn
-// turnd handed it, so that is where turnd counts and paces the bytes. A
+// The traffic of RFC 6062 relays: the edge's pipe copies each bound peer
+// connection to and from the client's data connection, through its
+// peerConn, so that is where turnd counts and paces the bytes. A
 // byte stream cannot drop what is past max_bps as a datagram relay does;
 // its reads and writes wait instead, which TCP's flow control passes back
 // to the sender.
 
 // tcpTraffic is what the peer connections of one RFC 6062 relay share.
-// It outlives the relay's table entry until pion reports the allocation
-// deleted, whose handler reads the final figures (Usage).
 type tcpTraffic struct {
 	route            *bindings.Route // its Usage is the relay's tally
 	toRate, fromRate limit
-	ln               *tcpListener // closed by Disconnect; nil until AllocateTCP returns it
 	gone             chan struct{}
 	goneOnce         sync.Once
 }
@@ -177,75 +172,4 @@ func (rl *Relay) trafficOf(k liveKey) *tcpTraffic {
 		return r.traffic
 	}
 	return nil
-}
-
-// tcpTrafficOf finds the traffic of relay k, live or awaiting its deletion report.
-func (rl *Relay) tcpTrafficOf(k liveKey) *tcpTraffic {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	if r := rl.tcp[k]; r != nil {
-		return r.traffic
-	}
-	return rl.tcpEnded[k]
-}
-
-// retireTCP keeps the traffic of relay k, whose listener closed, for its
-// deletion report; under rl.mu.
-func (rl *Relay) retireTCP(k liveKey, r *tcpRelay) {
-	if r.traffic == nil {
-		return
-	}
-	r.traffic.end()
-	r.traffic.route.Usage.Flush(rl.opts.Counters)
-	if rl.tcpEnded == nil {
-		rl.tcpEnded = make(map[liveKey]*tcpTraffic)
-	}
-	rl.tcpEnded[k] = r.traffic
-}
-
-// tcpDeleted forgets relay k's traffic once pion reported its deletion.
-func (rl *Relay) tcpDeleted(k liveKey) {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	if t := rl.tcpEnded[k]; t != nil {
-		t.route.Usage.Flush(rl.opts.Counters) // what its connections counted as they closed
-	}
-	delete(rl.tcpEnded, k)
-}
-
-// setListener records relay k's listener, for Disconnect.
-func (rl *Relay) setListener(k liveKey, l *tcpListener) {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	if r := rl.tcp[k]; r != nil && r.traffic != nil {
-		r.traffic.ln = l
-	}
-}
-
-func (rl *Relay) tcpUsage(k liveKey, relayAddr net.Addr) (traffic.Usage, error) {
-	t := rl.tcpTrafficOf(k)
-	if t == nil {
-		return traffic.Usage{}, fmt.Errorf("usage of relay %v: %w", relayAddr, ErrNotTracked)
-	}
-	return t.route.Usage.Usage(), nil
-}
-
-// tcpDisconnect ends relay k: its peer connections stop at once, and its
-// listener closes, which pion's accept loop takes as the allocation's end
-// (it deletes it, closes its connections and reports the deletion).
-func (rl *Relay) tcpDisconnect(k liveKey, relayAddr net.Addr) error {
-	rl.mu.Lock()
-	r := rl.tcp[k]
-	rl.mu.Unlock()
-	if r == nil || r.traffic == nil {
-		return fmt.Errorf("disconnect relay %v: %w", relayAddr, ErrNotTracked)
-	}
-	rl.mu.Lock()
-	ln := r.traffic.ln
-	rl.mu.Unlock()
-	if ln == nil {
-		return fmt.Errorf("disconnect relay %v: %w", relayAddr, ErrNotTracked)
-	}
-	r.traffic.end()
-	return ln.Close()
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // The uplink fast path: ChannelData and Send indications from a client go
-// to their peer through the allocation's relay socket without pion. The
+// to their peer through the allocation's relay socket. The
 // client's 5-tuple finds its route (byClient); the route's channels and
 // permissions, which the control plane writes, say where the data may go,
 // so an expired or deleted channel stops relaying the moment its writer
@@ -30,8 +30,7 @@ type serverID uint16
 
 // binding is a client's allocation as the uplink finds it: its route, and
 // its relay sockets by family (Families.Index) — the socket of the peer's
-// family sends. A single-family relay made for pion sits in both slots, so
-// it sends to any peer as before.
+// family sends.
 type binding struct {
 	route *bindings.Route
 	socks [2]*Conn
@@ -69,7 +68,7 @@ func (rl *Relay) keyOf(t netaddr.FiveTuple) (clientKey, bool) {
 // relays one data packet from a client of lane — ChannelData on a bound
 // channel, or a Send indication to a peer with a permission — and reports
 // whether it did. Anything else (control requests, unbound channels,
-// malformed packets) is left to the caller, which hands it to pion.
+// malformed packets) is left to the caller, which hands it to the handlers.
 //
 // Hot path: one call per client datagram; no allocation.
 func (rl *Relay) RelayFor(lane *mmsg.Socket) func(pkt []byte, client netip.AddrPort) bool {
@@ -117,7 +116,7 @@ func (rl *Relay) relaySend(pkt []byte, client netip.AddrPort, server serverID) b
 		return true // taken, and dropped: no peer, or turnd itself
 	}
 	if !b.route.Permitted(peer.Addr()) {
-		return false // pion drops it, as §11.2 asks
+		return false // the Send handler drops it, as §11.2 asks
 	}
 	c.relayUp(data, peer)
 	return true
@@ -126,7 +125,7 @@ func (rl *Relay) relaySend(pkt []byte, client netip.AddrPort, server serverID) b
 func (rl *Relay) relayChannelData(pkt []byte, client netip.AddrPort, server serverID) bool {
 	number, payload, ok := wire.ParseChannelData(pkt)
 	if !ok {
-		return false // truncated: pion drops it with a log line
+		return false // truncated: the edge drops it
 	}
 	b, ok := rl.byClient.get(clientKey{client: netaddr.Unmap(client), server: server})
 	if !ok {

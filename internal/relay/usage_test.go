@@ -10,8 +10,8 @@ import (
 
 // TestUsageCountsEachAllocationBothWays: an allocation's usage holds every
 // datagram and byte it relayed, both ways, however many the shared totals
-// have been published yet; it survives the socket's close until pion's
-// deletion report, which hands the final figures over.
+// have been published yet; the socket's close publishes the rest, and the
+// route keeps the final figures for the allocation's usage record.
 func TestUsageCountsEachAllocationBothWays(t *testing.T) {
 	r := newFastPathRig(t)
 	relayAddr := relayAddrOf(r)
@@ -33,15 +33,15 @@ func TestUsageCountsEachAllocationBothWays(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := r.gen.Permit(relayAddr, net.IPv4(127, 0, 0, 9), false); err != nil {
+	if err := r.gen.permitAt(relayAddr, net.IPv4(127, 0, 0, 9), false); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.gen.Permit(relayAddr, net.IPv4(127, 0, 0, 9), false); err != nil { // a refresh
+	if err := r.gen.permitAt(relayAddr, net.IPv4(127, 0, 0, 9), false); err != nil { // a refresh
 		t.Fatal(err)
 	}
 	want := traffic.Usage{ToPeerPackets: ups, ToPeerBytes: ups * size, FromPeerPackets: downs, FromPeerBytes: downs * (size + 1),
 		Permissions: 1, Channels: 1}
-	got, err := r.gen.Usage(relayAddr)
+	got, err := r.gen.usageAt(relayAddr)
 	if err != nil || got != want {
 		t.Fatalf("live usage = %+v (%v), want %+v", got, err, want)
 	}
@@ -49,18 +49,13 @@ func TestUsageCountsEachAllocationBothWays(t *testing.T) {
 		t.Fatalf("shared total published %d packets, want one batch of %d", c.ToPeerPackets.Load(), traffic.TallyBatch)
 	}
 
-	r.relay.retireAfterReport(r.client.LocalAddr())
 	if err := r.relay.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if c := r.gen.Counters(); c.ToPeerPackets.Load() != ups || c.FromPeerBytes.Load() != downs*(size+1) {
 		t.Fatalf("after close the shared totals are %d packets up, %d bytes down", c.ToPeerPackets.Load(), c.FromPeerBytes.Load())
 	}
-	if got, err := r.gen.Usage(relayAddr); err != nil || got != want {
-		t.Fatalf("usage awaiting the deletion report = %+v (%v), want %+v", got, err, want)
-	}
-	r.gen.Deleted(relayAddr)
-	if _, err := r.gen.Usage(relayAddr); err == nil {
-		t.Fatal("usage still found after the deletion report")
+	if got := r.relay.route.Usage.Usage(); got != want {
+		t.Fatalf("the closed route's usage = %+v, want %+v", got, want)
 	}
 }
