@@ -42,7 +42,7 @@ func firstRelayed(i Info) netip.AddrPort {
 	return i.Relayed[1]
 }
 
-// info describes a as Registry's readers know it; the lock is held.
+// info describes a for reports (/sessions, usage records); the lock is held.
 func (a *Allocation) info() Info {
 	i := Info{
 		Tuple: a.Tuple, Transport: a.Transport, User: a.User, Realm: a.Realm, Created: a.Created,
@@ -51,7 +51,6 @@ func (a *Allocation) info() Info {
 		Usage:   addUsage(traffic.Usage{}, a.carried), // the route's tally is added outside the lock
 	}
 	i.Client, i.Server = addr(a.Tuple.Client, a.Tuple.TCP), addr(a.Tuple.Server, a.Tuple.TCP)
-	i.KeyedBy = i.Client
 	i.Relay = addr(firstRelayed(i), a.PeerTCP)
 	return i
 }

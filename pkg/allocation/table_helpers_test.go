@@ -11,6 +11,7 @@ import (
 var (
 	t0     = time.Unix(1_700_000_000, 0)
 	server = netip.MustParseAddrPort("192.0.2.10:3478")
+	lo     = netip.MustParseAddr("127.0.0.1")
 )
 
 // tuple is a UDP client 5-tuple from 192.0.2.1:port.

@@ -11,8 +11,6 @@ import (
 	"github.com/turnd/turnd/internal/netaddr"
 )
 
-// The Registry's tests, ported to the Table.
-
 func TestTableCountsAndQuotas(t *testing.T) {
 	tab := New(Limits{Total: 3, PerUser: 2}, Hooks{})
 	a1 := insert(t, tab, "alice", tuple(1), v4(50001), time.Minute)
@@ -137,9 +135,9 @@ func TestTablePerPrefixQuota(t *testing.T) {
 	}
 }
 
-// TestTableInsertRefusesATakenFiveTuple: where the Registry replaced an
-// entry, the table refuses the second (437 Allocation Mismatch) and its
-// ticket stays to be cancelled.
+// TestTableInsertRefusesATakenFiveTuple: a second insert on a taken
+// 5-tuple is refused (437 Allocation Mismatch) and its ticket stays to be
+// cancelled.
 func TestTableInsertRefusesATakenFiveTuple(t *testing.T) {
 	tab := New(Limits{}, Hooks{})
 	insert(t, tab, "a", tuple(1), v4(1), time.Minute)

@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -16,17 +15,16 @@ import (
 // and when the live ones end unless refreshed, and a drain says by when it
 // ends at the latest: the last expiry, before the deadline.
 func TestStatusShowsExpiries(t *testing.T) {
-	reg := allocation.NewRegistry(allocation.Limits{})
-	server := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478}
 	now := time.Now()
-	for i, exp := range []time.Duration{30 * time.Second, 5 * time.Minute, 90 * time.Second} {
-		client := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 40000 + i}
-		reg.Add(allocation.Info{Client: client, Server: server, Created: now.Add(-time.Duration(i+1) * time.Minute)})
-		reg.Extend(client, server, now.Add(exp))
+	// Three allocations, made 1, 2 and 3 minutes ago, ending in 30 s, 5 m
+	// and 90 s (what Table.Expiry sums up: TestTableExpiry).
+	counts := func() map[allocation.Transport]int { return map[allocation.Transport]int{allocation.UDP: 3} }
+	expiry := func() allocation.Expiry {
+		return allocation.Expiry{Oldest: now.Add(-3 * time.Minute), Next: now.Add(30 * time.Second), Last: now.Add(5 * time.Minute)}
 	}
 	st := drain.Status{Phase: drain.Draining, Trigger: drain.Terminate, Started: now, Deadline: now.Add(time.Hour)}
 	api := httpapi.New(httpapi.Options{
-		Started: now, Allocations: reg.ByTransport, Expiry: reg.Expiry,
+		Started: now, Allocations: counts, Expiry: expiry,
 		Drain: func() drain.Status { return st },
 	})
 	resp, body := do(t, api, http.MethodGet, "/status")
