@@ -17,8 +17,9 @@ const logQueueLines = 4096
 // logWriter puts log lines between turnd and its stderr so that writing a
 // line never blocks. stderr is a pipe to journald, the container runtime or
 // a shell; if its reader stops reading, a plain write blocks once the pipe
-// is full (64 KiB), and with it the goroutine that logged. pion reads each
-// listening socket on one goroutine and logs allocation events on it, so
+// is full (64 KiB), and with it the goroutine that logged. The edge reads each
+// listening socket on one goroutine and the handlers log allocation events
+// on it, so
 // one stuck log shipper would stall every request and every packet from the
 // clients on that socket. Lines that do not fit are dropped and counted,
 // and the count is logged once stderr drains.

@@ -16,8 +16,7 @@ import (
 )
 
 // Socket is a non-blocking UDP socket that the Go runtime's poller does not
-// hold. It is a net.PacketConn (pion reads and writes relay sockets through
-// it), a syscall.Conn (Reader, Writer and Raw serve it) and a descriptor
+// hold. It is a net.PacketConn, a syscall.Conn (Reader, Writer and Raw serve it) and a descriptor
 // (Ring and SendTo use it directly).
 //
 // Why not a *net.UDPConn: the runtime polls every socket it holds for

@@ -40,10 +40,10 @@ func ErrorCode(tb testing.TB, m *stun.Message) stun.ErrorCode {
 	return ec.Code
 }
 
-// FingerprintOK is the gate's FINGERPRINT rule for tests outside the gate:
-// true if pkt has no FINGERPRINT, is not RFC 8489 STUN (pion ignores the
-// attribute there), or its FINGERPRINT matches by wire.FingerprintOK. The
-// gate drops the others unanswered.
+// FingerprintOK is turnd's FINGERPRINT rule, for tests: true if pkt has no
+// FINGERPRINT, is not RFC 8489 STUN (the attribute means nothing there),
+// or its FINGERPRINT matches by wire.FingerprintOK. The handlers drop the
+// others unanswered.
 func FingerprintOK(pkt []byte) bool {
 	a := wire.Walk(pkt)
 	for a.Next() {

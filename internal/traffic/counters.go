@@ -27,7 +27,7 @@ type Counters struct {
 	DroppedToPeer, DroppedToClient [NumReasons]Drops
 
 	// PeerConnsRefused counts the peer connections to RFC 6062 relay ports
-	// closed on accept, before pion could offer them to the client, by
+	// closed on accept, before the client was offered them, by
 	// PeerRefusal.
 	PeerConnsRefused [NumPeerRefusals]atomic.Uint64
 }

@@ -4,6 +4,6 @@
 // ChannelData header and stream framing, Send/Data indication framing, and
 // the FINGERPRINT and LIFETIME reads. Everything else is pion/stun's.
 //
-// It must never import sockets, pion or any other turnd package: the gate,
-// the relay and the server all stand on it.
+// It must never import sockets, pion or any other turnd package: the edge,
+// the handlers, the relay and the server all stand on it.
 package wire

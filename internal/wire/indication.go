@@ -16,8 +16,9 @@ const (
 // ParseSend reads a Send indication (RFC 8656 §11.2): the peer and the
 // payload. ok is false for anything else or anything malformed: a length
 // past the bytes, a truncated attribute, a bad XOR-PEER-ADDRESS, no
-// XOR-PEER-ADDRESS or no DATA (pion then deals with it), or a FINGERPRINT
-// that does not match (RFC 8489 §14.7: not STUN; the gate drops it). The
+// XOR-PEER-ADDRESS or no DATA (the Send handler then deals with it), or a
+// FINGERPRINT that does not match (RFC 8489 §14.7: not STUN; the handlers
+// drop it). The
 // last of a repeated attribute wins.
 //
 // Hot path: one call per Send indication; no allocation.

@@ -13,8 +13,8 @@ import (
 // The settings set up once are sockets and their options (listeners,
 // SO_REUSEPORT groups whose change would re-hash live UDP flows and break
 // their allocations, relay addresses and ports, the HTTP listener), the
-// pidfile, and what pion is built with (the realm, permission and channel
-// lifetimes).
+// pidfile, and what the handlers and the allocation table are built with
+// (the realm, permission and channel lifetimes).
 func Reload(running, next Config) (apply Config, restartNeeded []string) {
 	apply = next
 	for _, s := range setOnce() {

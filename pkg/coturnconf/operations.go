@@ -64,7 +64,7 @@ func (c *converter) logging() {
 	if o, on := c.flag("Verbose"); on {
 		c.cfg.Log.Level, c.why["log.level"] = "debug", src(o)
 	} else if o, on := c.flag("verbose"); on {
-		c.note(o, "turnd's default level (info) logs starts, drains, reloads, refusals and allocations made and ended; log.level debug adds channel bindings and pion's messages about failed requests")
+		c.note(o, "turnd's default level (info) logs starts, drains, reloads, refusals and allocations made and ended; log.level debug adds channel bindings")
 	}
 	if o, ok := c.last("log-file"); ok {
 		switch v := strings.TrimSpace(o.Value); v {

@@ -115,9 +115,9 @@ var specs = [...]spec{
 	{name: "max-bps", short: 's', arg: argRequired},
 	{name: "bps-capacity", short: 'B', arg: argRequired},
 	{name: "stale-nonce", arg: argOptional, sev: Note,
-		why: "turnd (pion/turn) issues and expires nonces itself; nothing to configure"},
+		why: "turnd issues and expires nonces itself (an hour); nothing to configure"},
 	{name: "max-allocate-timeout", arg: argRequired, sev: Note,
-		why: "turnd uses pion/turn's fixed timeout for RFC 6062 TCP connection attempts"},
+		why: "turnd uses a fixed 30 s timeout for RFC 6062 TCP connection attempts (RFC 6062 §5.2's minimum)"},
 
 	// TLS.
 	{name: "cert", arg: argRequired},

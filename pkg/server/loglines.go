@@ -21,14 +21,12 @@ type lineLimits struct {
 	draining       *loglimit.Limiter // 486 to an Allocate while draining
 	totalBPS       *loglimit.Limiter // 486 at limits.total_bps
 	quota          *loglimit.Limiter // 486 at an allocation quota
-	reservations   *loglimit.Limiter // 486 past the port reservations per user
 	allocateRate   *loglimit.Limiter // 486 past limits.user_allocate_rate
 	peerRefused    *loglimit.Limiter // 403 to a permission, channel or connect to a denied peer
 	capacity       *loglimit.Limiter // 508 past a per-allocation cap
 	channelBound   *loglimit.Limiter // a debug line per channel
 	panics         *loglimit.Limiter // a recovered panic: one a second
 	proxy          *loglimit.Kinds   // PROXY protocol refusals, a kind per reason
-	pion           *loglimit.Kinds   // pion's own lines, a kind per format string
 }
 
 func newLineLimits() *lineLimits {
@@ -36,11 +34,10 @@ func newLineLimits() *lineLimits {
 	kind := func() *loglimit.Limiter { return loglimit.New(loglimit.PerSecond, l.now) }
 	l.badCredentials = kind()
 	l.restTooLong = kind()
-	l.draining, l.totalBPS, l.quota, l.reservations, l.allocateRate = kind(), kind(), kind(), kind(), kind()
+	l.draining, l.totalBPS, l.quota, l.allocateRate = kind(), kind(), kind(), kind()
 	l.peerRefused, l.capacity, l.channelBound = kind(), kind(), kind()
 	l.panics = loglimit.New(1, l.now)
 	l.proxy = loglimit.NewKinds(loglimit.PerSecond, l.now)
-	l.pion = loglimit.NewKinds(loglimit.PerSecond, l.now)
 	return l
 }
 
