@@ -12,5 +12,5 @@ func TestImportsStayALeaf(t *testing.T) {
 	imports.Forbid(t, imports.Module+"internal/bindings",
 		"github.com/pion", "github.com/prometheus", "net/http", "syscall", "golang.org/x/sys",
 		imports.Module+"internal/relay", imports.Module+"internal/edge", imports.Module+"internal/mmsg",
-		imports.Module+"internal/gate", imports.Module+"internal/auth", imports.Module+"pkg")
+		imports.Module+"internal/auth", imports.Module+"pkg")
 }

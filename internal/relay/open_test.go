@@ -23,8 +23,8 @@ var _ interface {
 } = Routes{}
 
 // openRig is a route the control plane would open: a UDP client on an
-// IPv4 lane, and a peer of each family. The test writes
-// the route's permissions and channels as the table would.
+// IPv4 lane, and a peer of each family. The test writes the route's
+// permissions and channels as the table would.
 type openRig struct {
 	rl     *Relay
 	routes Routes

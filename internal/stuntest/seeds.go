@@ -10,7 +10,7 @@ import (
 )
 
 // FuzzSeeds are valid and nearly valid client packets, shared by the fuzz
-// targets of the gate and of the edge's stream framer.
+// targets of the edge's stream reader and of the handlers.
 func FuzzSeeds(tb testing.TB) [][]byte {
 	rest := RestKeys()[1]
 	return [][]byte{

@@ -12,6 +12,6 @@ import (
 func TestImportsHoldNoSockets(t *testing.T) {
 	imports.Forbid(t, imports.Module+"pkg/allocation", "net/http", "syscall", "golang.org/x/sys", "crypto/tls",
 		"github.com/prometheus", "github.com/pion",
-		imports.Module+"internal/edge", imports.Module+"internal/gate", imports.Module+"internal/relay", imports.Module+"internal/mmsg", imports.Module+"pkg/server",
+		imports.Module+"internal/edge", imports.Module+"internal/relay", imports.Module+"internal/mmsg", imports.Module+"pkg/server",
 		imports.Module+"pkg/turn", imports.Module+"internal/auth")
 }

@@ -10,5 +10,5 @@ import (
 // traffic totals, never the packages that hold sockets or pion.
 func TestImportsStayAboveTheRelay(t *testing.T) {
 	imports.Forbid(t, imports.Module+"pkg/metrics", "github.com/pion", "syscall", "golang.org/x/sys",
-		imports.Module+"internal/edge", imports.Module+"internal/gate", imports.Module+"internal/relay", imports.Module+"internal/mmsg", imports.Module+"pkg/server")
+		imports.Module+"internal/edge", imports.Module+"internal/relay", imports.Module+"internal/mmsg", imports.Module+"pkg/server")
 }

@@ -29,9 +29,9 @@ const defaultAlternatesRefresh = 10 * time.Second
 const lookupTimeout = 5 * time.Second
 
 // maxResolvedPerFamily bounds the records of each family kept for one name:
-// an answer of thousands of records must not make a list the gate scans
-// for every redirect, and a fleet larger than this still spreads out, each
-// server redirecting to a part of it.
+// an answer of thousands of records must not make a list the Allocate
+// handler scans for every redirect, and a fleet larger than this still
+// spreads out, each server redirecting to a part of it.
 const maxResolvedPerFamily = 16
 
 // alternateEntry is one item of drain.alternate_servers: an IP literal or a
@@ -45,8 +45,8 @@ type alternateEntry struct {
 // alternates keeps the servers a draining turnd redirects new clients to.
 // Names are resolved when a drain starts and again every refresh while it
 // lasts, never on the packet path; their A/AAAA records count, less turnd's
-// own addresses and special-purpose ones (see newAlternates). The gate
-// reads the current list lock-free.
+// own addresses and special-purpose ones (see newAlternates). The Allocate
+// handler reads the current list lock-free.
 type alternates struct {
 	resolver Resolver
 	own      func(netip.AddrPort) bool
@@ -72,7 +72,7 @@ type alternates struct {
 // forms) are refused, so a wrong or hostile DNS answer cannot point clients
 // there. RFC 1918 and fd00::/8 stay allowed as for peers, and 100.64.0.0/10
 // too, which peers may not use: fleets live in all three, and the clients
-// sent there are those that reach them. Loopback is kept; the gate offers
+// sent there are those that reach them. Loopback is kept; the handler offers
 // it to loopback clients only. The operator's peer rules do not apply: they
 // say where clients may relay, not where turnd's fleet is.
 func newAlternates(resolver Resolver, own func(netip.AddrPort) bool, log *slog.Logger, refresh time.Duration) *alternates {
@@ -149,7 +149,7 @@ func (a *alternates) republish() {
 	a.publish()
 }
 
-// list is what the gate offers now.
+// list is what the Allocate handler offers now.
 func (a *alternates) list() []*net.UDPAddr {
 	if p := a.current.Load(); p != nil {
 		return *p

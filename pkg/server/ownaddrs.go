@@ -11,8 +11,8 @@ import (
 
 // ownAddrs is the set of transport addresses turnd itself listens on
 // (TURN and HTTP). A peer there would make turnd relay into itself — a loop,
-// or a way to reach the HTTP endpoints through the relay — so the gate and
-// the fast path refuse them whatever the peer filter says. A wildcard
+// or a way to reach the HTTP endpoints through the relay — so the handlers
+// and the fast path refuse them whatever the peer filter says. A wildcard
 // listener stands for every address of the host.
 //
 // contains runs for every Send indication on the fast path, so the set is
