@@ -7,7 +7,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/pion/stun/v4"
 	"golang.org/x/sys/unix"
@@ -29,14 +28,7 @@ func dialSlow(t *testing.T, addr net.Addr) net.Conn {
 		return serr
 	}}
 	c, err := d.Dial("tcp", addr.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	if err := c.SetDeadline(time.Now().Add(ioTimeout)); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return bounded(t, c, err)
 }
 
 // TestAnswerNeverStallsTheLoop: a handler runs on the relay loop that

@@ -38,14 +38,7 @@ func ownLane(t *testing.T, e *edge.Edge, r *recorder) (sock *mmsg.Socket, served
 func udpClient(t *testing.T) *net.UDPConn {
 	t.Helper()
 	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	if err := c.SetDeadline(time.Now().Add(ioTimeout)); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return bounded(t, c, err)
 }
 
 // TestLaneHandsSTUNToTheHandler: each datagram goes to the fast path

@@ -160,6 +160,13 @@ func ownStreams(t *testing.T, l edge.Listen, o edge.StreamOptions) (*edge.Edge, 
 func dial(t *testing.T, addr net.Addr) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", addr.String())
+	return bounded(t, c, err)
+}
+
+// bounded fails the test on err, else closes c with the test and bounds
+// its reads and writes by ioTimeout.
+func bounded[C net.Conn](t *testing.T, c C, err error) C {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}

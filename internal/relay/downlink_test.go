@@ -164,20 +164,7 @@ func benchDownlinkChannelData(b *testing.B, bps int64) {
 	if err := r.gen.SetRate(relayAddrOf(r), bps); err != nil {
 		b.Fatal(err)
 	}
-	payload := make([]byte, 160)
-	relayAP := r.relay.LocalAddr().(*net.UDPAddr).AddrPort()
-	buf := make([]byte, 1600)
-	_ = r.client.SetReadDeadline(time.Now().Add(time.Minute))
-	b.ReportAllocs()
-	b.SetBytes(int64(len(payload)))
-	for b.Loop() {
-		if _, err := r.peer.WriteToUDPAddrPort(payload, relayAP); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := r.client.Read(buf); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchDownlink(b, r.peer, r.relay.LocalAddr().(*net.UDPAddr).AddrPort(), r.client)
 }
 
 // TestDownlinkStreamClient: a plain TCP client's downlink runs in a loop

@@ -234,13 +234,7 @@ func TestFastPathDoesNotAllocate(t *testing.T) {
 
 func BenchmarkUplinkChannelData(b *testing.B) {
 	r := newFastPathRig(b)
-	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
-	pkt := channelData(0x4001, make([]byte, 160))
-	b.ReportAllocs()
-	b.SetBytes(160)
-	for b.Loop() {
-		r.up(pkt, clientAP)
-	}
+	benchUplink(b, r.up, r.client.LocalAddr().(*net.UDPAddr).AddrPort())
 }
 
 // BenchmarkUplinkSendIndication is the Send indication fast path: parse,

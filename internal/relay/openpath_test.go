@@ -200,13 +200,7 @@ func BenchmarkUplinkRouteChannelData(b *testing.B) {
 	r := newOpenRig(b, dualOptions())
 	r.open(b, bindings.Want{Families: bindings.Both})
 	r.bind()
-	client := r.clientAP()
-	pkt := channelData(0x4001, make([]byte, 160))
-	b.ReportAllocs()
-	b.SetBytes(160)
-	for b.Loop() {
-		r.up(pkt, client)
-	}
+	benchUplink(b, r.up, r.clientAP())
 }
 
 // BenchmarkDownlinkRouteChannelData is BenchmarkDownlinkChannelData on an
@@ -215,19 +209,7 @@ func BenchmarkDownlinkRouteChannelData(b *testing.B) {
 	r := newOpenRig(b, dualOptions())
 	got := r.open(b, bindings.Want{Families: bindings.Both})
 	r.bind()
-	payload := make([]byte, 160)
-	buf := make([]byte, 1600)
-	_ = r.client.SetReadDeadline(time.Now().Add(time.Minute))
-	b.ReportAllocs()
-	b.SetBytes(int64(len(payload)))
-	for b.Loop() {
-		if _, err := r.peer6.WriteToUDPAddrPort(payload, got.Addr[1]); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := r.client.Read(buf); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchDownlink(b, r.peer6, got.Addr[1], r.client)
 }
 
 // TestDualStackRouteSharesItsRate: limits.max_bps holds an allocation, not

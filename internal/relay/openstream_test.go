@@ -106,25 +106,7 @@ func (rawStream) Close() error            { return nil }
 // padded to 4 bytes (RFC 8656 §12.5).
 func TestRouteStreamRoundTrip(t *testing.T) {
 	r := newOpenRig(t, dualOptions())
-	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.DialTCP("tcp4", nil, ln.Addr().(*net.TCPAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.AcceptTCP()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
-	raw, err := mmsg.NewRaw(server)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, server, raw := dialRaw(t, listenTCP4(t))
 	route := &bindings.Route{Client: bindings.Client{Stream: rawStream{raw}}}
 	route.Client.Tuple.Client = server.RemoteAddr().(*net.TCPAddr).AddrPort()
 	route.Client.Tuple.Server = server.LocalAddr().(*net.TCPAddr).AddrPort()
@@ -166,25 +148,7 @@ func TestReadyMayCallTheRelayInline(t *testing.T) {
 	r.rl.mu.Lock()
 	loop := Loop{d: r.rl.routes[r.route].socks[0].loop}
 	r.rl.mu.Unlock()
-	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.DialTCP("tcp4", nil, ln.Addr().(*net.TCPAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.AcceptTCP()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
-	raw, err := mmsg.NewRaw(server)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, _, raw := dialRaw(t, listenTCP4(t))
 	other := &bindings.Route{Client: r.route.Client}
 	other.Client.Tuple.Client = netip.AddrPortFrom(other.Client.Tuple.Client.Addr(), other.Client.Tuple.Client.Port()+1)
 	defer r.routes.Close(other, bindings.Both)

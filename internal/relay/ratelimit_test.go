@@ -130,13 +130,7 @@ func BenchmarkUplinkChannelDataRateLimited(b *testing.B) {
 	if err := r.gen.SetRate(relayAddrOf(r), 100_000_000_000); err != nil {
 		b.Fatal(err)
 	}
-	clientAP := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
-	pkt := channelData(0x4001, make([]byte, 160))
-	b.ReportAllocs()
-	b.SetBytes(160)
-	for b.Loop() {
-		r.up(pkt, clientAP)
-	}
+	benchUplink(b, r.up, r.client.LocalAddr().(*net.UDPAddr).AddrPort())
 }
 
 // TestEachDatagramPaysItsHeader: at 80 kbit/s the bucket holds 1000 bytes

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/mmsg"
@@ -172,4 +173,65 @@ func (rl *Relay) usageAt(relayAddr net.Addr) (traffic.Usage, error) {
 		return traffic.Usage{}, fmt.Errorf("usage of %v: %w", relayAddr, ErrNotTracked)
 	}
 	return r.Usage.Usage(), nil
+}
+
+// dialRaw connects a TCP client to ln and wraps the accepted end as a
+// mmsg.Raw, as the edge hands a TCP client's connection to a loop; both
+// ends close with the test.
+func dialRaw(t testing.TB, ln *net.TCPListener) (client, server *net.TCPConn, raw *mmsg.Raw) {
+	t.Helper()
+	client, err := net.DialTCP("tcp4", nil, ln.Addr().(*net.TCPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	server, err = ln.AcceptTCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Close() })
+	raw, err = mmsg.NewRaw(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, server, raw
+}
+
+// listenTCP4 listens on a loopback TCP port read back, closed with the test.
+func listenTCP4(t testing.TB) *net.TCPListener {
+	t.Helper()
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
+// benchUplink measures up relaying one 160-byte ChannelData from client.
+func benchUplink(b *testing.B, up func(pkt []byte, client netip.AddrPort) bool, client netip.AddrPort) {
+	pkt := channelData(0x4001, make([]byte, 160))
+	b.ReportAllocs()
+	b.SetBytes(160)
+	for b.Loop() {
+		up(pkt, client)
+	}
+}
+
+// benchDownlink measures one 160-byte datagram from peer to relayAP,
+// waited for at client.
+func benchDownlink(b *testing.B, peer *net.UDPConn, relayAP netip.AddrPort, client *net.UDPConn) {
+	payload := make([]byte, 160)
+	buf := make([]byte, 1600)
+	_ = client.SetReadDeadline(time.Now().Add(time.Minute))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(payload)))
+	for b.Loop() {
+		if _, err := peer.WriteToUDPAddrPort(payload, relayAP); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := client.Read(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/turnd/turnd/internal/mmsg"
 )
 
 // watchLog records what a Loop does with a watched connection.
@@ -189,20 +187,7 @@ func TestNextLoopReadsAConnectionWithoutAnAllocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := net.DialTCP("tcp4", nil, ln.Addr().(*net.TCPAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.AcceptTCP()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
-	raw, err := mmsg.NewRaw(server)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, _, raw := dialRaw(t, ln)
 	got := make(chan string, 1)
 	ready := func() bool {
 		buf := make([]byte, 8)

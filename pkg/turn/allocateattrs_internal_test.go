@@ -50,14 +50,7 @@ func TestAllocateAttrs(t *testing.T) {
 		{"empty EVEN-PORT: 400", []stun.RawAttribute{udp, {Type: stun.AttrEvenPort}}, false, false, allocateAsk{}, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			setters := []stun.Setter{stun.TransactionID, stun.NewType(stun.MethodAllocate, stun.ClassRequest)}
-			for _, a := range tc.attrs {
-				setters = append(setters, a)
-			}
-			m, err := stun.Build(setters...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := allocateWith(t, tc.attrs)
 			got, code := allocateAttrs(m, &Policy{TCPAllocations: !tc.noTCP}, tc.stream)
 			if code != tc.code {
 				t.Fatalf("code %d, want %d", code, tc.code)

@@ -185,18 +185,12 @@ func TestConnectionBind(t *testing.T) {
 		e := connectEnv(t)
 		control, _ := tcpClient(1)
 		e.tcpAllocate(t, control)
-		e.h.Serve(e.build(t, stun.MethodConnect, aliceUser(), peerAttr("192.0.2.1:80")), control)
-		call, err := e.relays.lastConnect()
-		if err != nil {
-			t.Fatal(err)
-		}
+		call := e.connect(t, control, "192.0.2.1:80")
 		call.done(nil)
 		sent(control)
 		return e, control, call.id
 	}
-	id := func(n uint32) stun.Setter {
-		return rawAttr(stun.AttrConnectionID, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-	}
+	id := connectionID
 	t.Run("binds and pipes", func(t *testing.T) {
 		e, _, cid := connected(t)
 		data, s := tcpClient(2)

@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pion/stun/v4"
-
 	"github.com/turnd/turnd/pkg/allocation"
 )
 
@@ -17,28 +15,19 @@ func TestConnectionBindTimerStartsAtSuccess(t *testing.T) {
 	e := connectEnv(t)
 	control, _ := tcpClient(1)
 	e.tcpAllocate(t, control)
-	e.h.Serve(e.build(t, stun.MethodConnect, aliceUser(), peerAttr("192.0.2.1:80")), control)
-	call, err := e.relays.lastConnect()
-	if err != nil {
-		t.Fatal(err)
-	}
+	call := e.connect(t, control, "192.0.2.1:80")
 	e.clock.Advance(20 * time.Second) // a slow dial
 	call.done(nil)
 	sent(control)
 	e.clock.Advance(allocation.ConnectionBindTimeout - time.Second)
 	e.table.Expire(e.clock.Now())
 	data, _ := tcpClient(2)
-	cid := []byte{byte(call.id >> 24), byte(call.id >> 16), byte(call.id >> 8), byte(call.id)}
-	if resp := e.do(t, data, e.build(t, methodConnectionBind, aliceUser(), rawAttr(stun.AttrConnectionID, cid...))); !isCode(resp, 0) {
+	if resp := e.do(t, data, e.build(t, methodConnectionBind, aliceUser(), connectionID(call.id))); !isCode(resp, 0) {
 		code, reason := codeOf(resp)
 		t.Fatalf("ConnectionBind 29 s after the success: %d %s", code, reason)
 	}
 
-	e.h.Serve(e.build(t, stun.MethodConnect, aliceUser(), peerAttr("192.0.2.2:80")), control)
-	late, err := e.relays.lastConnect()
-	if err != nil {
-		t.Fatal(err)
-	}
+	late := e.connect(t, control, "192.0.2.2:80")
 	a, _ := e.table.Get(control.Tuple)
 	e.table.End(a, allocation.EndConnectionClosed)
 	peer := e.relays.peers[late.id]

@@ -43,14 +43,7 @@ func TestFamilyRules(t *testing.T) {
 		{"dual, coturn's numbering, with REQUESTED-ADDRESS-FAMILY: 400", []stun.RawAttribute{requested(2), fam(0x8032, 2)}, both, familyAsk{}, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			setters := []stun.Setter{stun.TransactionID, stun.NewType(stun.MethodAllocate, stun.ClassRequest)}
-			for _, a := range tc.attrs {
-				setters = append(setters, a)
-			}
-			m, err := stun.Build(setters...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := allocateWith(t, tc.attrs)
 			got, code := askedFamilies(m, tc.served)
 			if got != tc.want || code != tc.code {
 				t.Errorf("got %+v, %d; want %+v, %d", got, code, tc.want, tc.code)
@@ -73,4 +66,18 @@ func TestAddressErrorCode(t *testing.T) {
 	if want := "\x02\x00\x04\x28Address Family not Supported"; string(v) != want {
 		t.Errorf("value %q, want %q", v, want)
 	}
+}
+
+// allocateWith builds an Allocate request carrying attrs, in order.
+func allocateWith(t *testing.T, attrs []stun.RawAttribute) *stun.Message {
+	t.Helper()
+	setters := []stun.Setter{stun.TransactionID, stun.NewType(stun.MethodAllocate, stun.ClassRequest)}
+	for _, a := range attrs {
+		setters = append(setters, a)
+	}
+	m, err := stun.Build(setters...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

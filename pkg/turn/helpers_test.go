@@ -385,3 +385,20 @@ func clientTuple(octet byte) netaddr.FiveTuple {
 	c, _ := udpClient(octet)
 	return c.Tuple
 }
+
+// connect has the TCP client control ask for a Connect to peer, and returns
+// the dial the relay was handed, not yet done.
+func (e *env) connect(t testing.TB, control *bindings.Client, peer string) connectCall {
+	t.Helper()
+	e.h.Serve(e.build(t, stun.MethodConnect, aliceUser(), peerAttr(peer)), control)
+	call, err := e.relays.lastConnect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return call
+}
+
+// connectionID is a CONNECTION-ID attribute holding n (RFC 6062 §6.2.1).
+func connectionID(n uint32) stun.Setter {
+	return rawAttr(stun.AttrConnectionID, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}

@@ -21,28 +21,59 @@ import (
 // loopback port and returns that port once it echoes.
 func startPeer(t *testing.T) int {
 	t.Helper()
+	return startPeerAt(t, "127.0.0.1")
+}
+
+// echoes probes the IPv4 loopback peer on port until it answers.
+func echoes(port int) bool { return echoesAt("127.0.0.1", port) }
+
+// freeUDPPort returns a UDP port that was free a moment ago.
+func freeUDPPort(t *testing.T) int {
+	t.Helper()
+	return freePortOn(t, "udp4", "127.0.0.1")
+}
+
+// startPeerAt is startPeer on host, an IPv4 or IPv6 loopback address.
+func startPeerAt(t *testing.T, host string) int {
+	t.Helper()
+	network := "udp4"
+	if ip := net.ParseIP(host); ip.To4() == nil {
+		network = "udp6"
+	}
 	for attempt := 0; attempt < 5; attempt++ {
-		port := freeUDPPort(t)
-		cmd := exec.Command("turnutils_peer", "-L", "127.0.0.1", "-p", strconv.Itoa(port))
+		port := freePortOn(t, network, host)
+		cmd := exec.Command("turnutils_peer", "-L", host, "-p", strconv.Itoa(port))
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		if echoes(port) {
+		if echoesAt(host, port) {
 			return port
 		}
 		_ = cmd.Process.Kill()
 	}
-	t.Fatal("turnutils_peer did not start")
+	t.Fatalf("turnutils_peer did not start on %s", host)
 	return 0
 }
 
-// echoes probes the peer until it answers (bounded: 50 tries, 100 ms each).
-// turnutils_peer says nothing when it is ready, so this is a bounded poll:
-// an ICMP "port unreachable" comes back at once until it has bound.
-func echoes(port int) bool {
-	c, err := net.Dial("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+// freePortOn is freeUDPPort on host.
+func freePortOn(t *testing.T, network, host string) int {
+	t.Helper()
+	c, err := net.ListenUDP(network, &net.UDPAddr{IP: net.ParseIP(host)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
+}
+
+// echoesAt probes the peer on host until it answers (bounded: 50 tries,
+// 100 ms each). turnutils_peer says nothing when it is ready, so this is a
+// bounded poll: an ICMP "port unreachable" comes back at once until it has
+// bound.
+func echoesAt(host string, port int) bool {
+	c, err := net.Dial("udp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
 		return false
 	}
@@ -60,17 +91,6 @@ func echoes(port int) bool {
 		}
 	}
 	return false
-}
-
-// freeUDPPort returns a UDP port that was free a moment ago.
-func freeUDPPort(t *testing.T) int {
-	t.Helper()
-	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
 // uclientResult is what turnutils_uclient reported.
