@@ -11,7 +11,6 @@ const (
 	EndDisconnected                          // an operator ended it (Disconnect)
 	EndDrainDeadline                         // force-closed when the drain deadline passed
 	EndShutdown                              // force-closed as the server stopped
-	EndRevoked                               // its user's credentials were revoked by a reload
 )
 
 // String returns the reason as usage records write it.
@@ -29,8 +28,6 @@ func (r EndReason) String() string {
 		return "drain_deadline"
 	case EndShutdown:
 		return "shutdown"
-	case EndRevoked:
-		return "revoked"
 	}
 	return ""
 }

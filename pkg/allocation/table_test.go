@@ -221,10 +221,10 @@ func TestTableEndKeepsTheFirstReason(t *testing.T) {
 	}
 	b := insert(t, tab, "b", tuple(2), v4(2), time.Minute)
 	insert(t, tab, "c", tuple(3), v4(3), time.Minute)
-	if n := tab.EndWhere(func(x *Allocation) bool { return x.User == "b" }, EndRevoked); n != 1 {
+	if n := tab.EndWhere(func(x *Allocation) bool { return x.User == "b" }, EndDisconnected); n != 1 {
 		t.Fatalf("EndWhere ended %d, want 1", n)
 	}
-	if why, _ := b.Ended(); why != EndRevoked || tab.Count() != 1 {
+	if why, _ := b.Ended(); why != EndDisconnected || tab.Count() != 1 {
 		t.Fatalf("b ended %v, count %d", why, tab.Count())
 	}
 }
@@ -234,7 +234,7 @@ func TestTableEndKeepsTheFirstReason(t *testing.T) {
 func TestEndReasonsAreTheUsageRecordValues(t *testing.T) {
 	want := map[EndReason]string{EndReleased: "released", EndExpired: "expired",
 		EndConnectionClosed: "connection_closed", EndDisconnected: "disconnected",
-		EndDrainDeadline: "drain_deadline", EndShutdown: "shutdown", EndRevoked: "revoked", 0: ""}
+		EndDrainDeadline: "drain_deadline", EndShutdown: "shutdown", 0: ""}
 	for r, s := range want {
 		if r.String() != s {
 			t.Errorf("%d.String() = %q, want %q", r, r.String(), s)
