@@ -1,0 +1,84 @@
+package mmsg
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrNotUDP is FromFile's error for a descriptor that is not a bound UDP
+// socket.
+var ErrNotUDP = errors.New("not a bound udp socket")
+
+// File returns a duplicate of the socket's descriptor as a file, for
+// another process to serve the same socket (SCM_RIGHTS): the socket stays
+// open here until Close, and in the other process until it closes its copy.
+func (s *Socket) File() (*os.File, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, net.ErrClosed
+	}
+	fd, err := unix.FcntlInt(uintptr(s.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("dup udp socket %s: %w", s.local, err)
+	}
+	return os.NewFile(uintptr(fd), "udp:"+s.local.String()), nil
+}
+
+// FromFile makes a Socket of a duplicate of f's descriptor, which must be a
+// bound UDP socket (one another process passed); f stays the caller's to
+// close. The socket is made non-blocking: the other process may have
+// received it in either mode.
+func FromFile(f *os.File) (*Socket, error) {
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("adopt udp socket %s: %w", f.Name(), err)
+	}
+	s, err := fromFd(fd)
+	if err != nil {
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("adopt udp socket %s: %w", f.Name(), err)
+	}
+	return s, nil
+}
+
+func fromFd(fd int) (*Socket, error) {
+	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+	if err != nil {
+		return nil, err
+	}
+	if typ != unix.SOCK_DGRAM {
+		return nil, ErrNotUDP
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return nil, err
+	}
+	var local *net.UDPAddr
+	switch sa := sa.(type) {
+	case *unix.SockaddrInet4:
+		local = &net.UDPAddr{IP: append(net.IP(nil), sa.Addr[:]...), Port: sa.Port}
+	case *unix.SockaddrInet6:
+		local = &net.UDPAddr{IP: append(net.IP(nil), sa.Addr[:]...), Port: sa.Port}
+		if sa.ZoneId != 0 {
+			if ifi, err := net.InterfaceByIndex(int(sa.ZoneId)); err == nil {
+				local.Zone = ifi.Name
+			}
+		}
+	default:
+		return nil, ErrNotUDP
+	}
+	if local.Port == 0 {
+		return nil, ErrNotUDP // never bound
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return nil, err
+	}
+	s := &Socket{fd: fd, local: local, v6: local.IP.To4() == nil}
+	s.readStep = s.step
+	return s, nil
+}
