@@ -107,6 +107,6 @@ func BenchmarkSnapshotUnderLock(b *testing.B) {
 	tab := busy(b, 10_000)
 	b.ReportAllocs()
 	for b.Loop() {
-		tab.snapshot()
+		tab.snapshot(func(*Allocation) bool { return true })
 	}
 }

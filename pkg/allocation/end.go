@@ -11,6 +11,7 @@ const (
 	EndDisconnected                          // an operator ended it (Disconnect)
 	EndDrainDeadline                         // force-closed when the drain deadline passed
 	EndShutdown                              // force-closed as the server stopped
+	EndMoved                                 // handed over to a successor process, which serves it on
 )
 
 // String returns the reason as usage records write it.
@@ -28,6 +29,8 @@ func (r EndReason) String() string {
 		return "drain_deadline"
 	case EndShutdown:
 		return "shutdown"
+	case EndMoved:
+		return "moved"
 	}
 	return ""
 }

@@ -70,4 +70,6 @@ var (
 	ErrSnapshotTrailing = errors.New("data after the snapshot")
 	// ErrSnapshotInvalid means a snapshot whose records do not make a table.
 	ErrSnapshotInvalid = errors.New("invalid snapshot")
+	// ErrTableInUse means a restore into a table that holds allocations.
+	ErrTableInUse = errors.New("table already holds allocations")
 )

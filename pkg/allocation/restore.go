@@ -3,8 +3,10 @@ package allocation
 import (
 	"encoding/hex"
 	"fmt"
+	"net/netip"
 
 	"github.com/turnd/turnd/internal/bindings"
+	"github.com/turnd/turnd/internal/clientip"
 	"github.com/turnd/turnd/internal/netaddr"
 )
 
@@ -16,10 +18,36 @@ import (
 // contradicts another, fails the whole restore and returns no table. The
 // caller reads s.NonceSecret itself.
 func Restore(s Snapshot, l Limits, h Hooks, client func(netaddr.FiveTuple) (bindings.Client, error)) (*Table, error) {
-	if s.Version != SnapshotVersion {
-		return nil, fmt.Errorf("restore snapshot: %w", ErrSnapshotVersion)
-	}
 	t := New(l, h)
+	if err := t.Restore(s, client); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Restore fills t, which must be empty and not yet serving (no Admit, no
+// Run), from a snapshot, as the package's Restore does; on error t is left
+// empty. The server restores into the table the drain and the metrics
+// already hold.
+func (t *Table) Restore(s Snapshot, client func(netaddr.FiveTuple) (bindings.Client, error)) error {
+	if s.Version != SnapshotVersion {
+		return fmt.Errorf("restore snapshot: %w", ErrSnapshotVersion)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.byTuple) > 0 || len(t.tokens) > 0 || t.ending > 0 || t.admitted > 0 {
+		return fmt.Errorf("restore snapshot: %w", ErrTableInUse)
+	}
+	if err := t.restoreAll(s, client); err != nil {
+		t.clear()
+		return err
+	}
+	t.recount()
+	return nil
+}
+
+// restoreAll adds s's records to t; t.mu is held.
+func (t *Table) restoreAll(s Snapshot, client func(netaddr.FiveTuple) (bindings.Client, error)) error {
 	tokens := make(map[string]SnapshotReservation, len(s.Reservations))
 	for _, r := range s.Reservations {
 		tokens[r.Token] = r
@@ -27,21 +55,20 @@ func Restore(s Snapshot, l Limits, h Hooks, client func(netaddr.FiveTuple) (bind
 	for _, sa := range s.Allocations {
 		a, err := t.restore(sa, client, tokens)
 		if err != nil {
-			return nil, fmt.Errorf("restore allocation of %v: %w", sa.Client, err)
+			return fmt.Errorf("restore allocation of %v: %w", sa.Client, err)
 		}
 		t.byTuple[a.Tuple] = a
 		t.book(a.book)
 		t.byTransport[a.Transport]++
 	}
 	if len(tokens) > 0 {
-		return nil, fmt.Errorf("restore snapshot: %d reservations held by no allocation: %w", len(tokens), ErrSnapshotInvalid)
+		return fmt.Errorf("restore snapshot: %d reservations held by no allocation: %w", len(tokens), ErrSnapshotInvalid)
 	}
-	t.recount()
-	return t, nil
+	return nil
 }
 
-// restore makes one allocation of t from its record; the table is not yet
-// shared, so no lock is needed. Used tokens leave tokens.
+// restore makes one allocation of t from its record; t.mu is held. Used
+// tokens leave tokens.
 func (t *Table) restore(sa SnapshotAllocation, client func(netaddr.FiveTuple) (bindings.Client, error),
 	tokens map[string]SnapshotReservation) (*Allocation, error) {
 	tr, ok := parseTransport(sa.Transport)
@@ -170,3 +197,21 @@ func parseTransport(s string) (Transport, bool) {
 	}
 	return 0, false
 }
+
+// clear empties t after a failed restore; t.mu is held, and no hook ran.
+func (t *Table) clear() {
+	t.byTuple = make(map[netaddr.FiveTuple]*Allocation)
+	t.byRelay = make(map[netip.AddrPort]*Allocation)
+	t.byConn = make(map[uint32]*Allocation)
+	t.perUser = make(map[string]int)
+	t.clients = clientip.Counts{}
+	t.byTransport = [numTransports]int{}
+	t.tokens = make(map[[8]byte]*reservation)
+	t.userTokens = make(map[string]int)
+	t.due = nil
+}
+
+// Movable reports whether a can be handed over to a successor process and
+// is in a Snapshot: a TLS client's session keys stay in this process, and
+// an RFC 6062 allocation's connections are not passed on (yet).
+func Movable(a *Allocation) bool { return a.Transport != TLS && !a.PeerTCP }

@@ -107,8 +107,13 @@ type SnapshotReservation struct {
 
 // Snapshot writes the table out, in one critical section so that it is
 // one instant's state, in a stable order (oldest allocation first).
-func (t *Table) Snapshot() Snapshot {
-	s := t.snapshot()
+func (t *Table) Snapshot() Snapshot { return t.SnapshotOf(func(*Allocation) bool { return true }) }
+
+// SnapshotOf is Snapshot of the allocations keep accepts (the hand-over
+// passes Movable); keep runs under the table's lock and reads only fields
+// fixed at Insert.
+func (t *Table) SnapshotOf(keep func(*Allocation) bool) Snapshot {
+	s := t.snapshot(keep)
 	// Sorted outside the lock, by index: the records are large to swap.
 	order := make([]int, len(s.Allocations))
 	for i := range order {
@@ -129,13 +134,13 @@ func (t *Table) Snapshot() Snapshot {
 }
 
 // snapshot copies the table's records out under its lock, unsorted.
-func (t *Table) snapshot() Snapshot {
+func (t *Table) snapshot(keep func(*Allocation) bool) Snapshot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := Snapshot{Version: SnapshotVersion, Allocations: make([]SnapshotAllocation, 0, len(t.byTuple)),
 		Reservations: []SnapshotReservation{}}
 	for _, a := range t.byTuple {
-		if a.Transport == TLS {
+		if a.Transport == TLS || !keep(a) {
 			continue
 		}
 		s.Allocations = append(s.Allocations, a.snapshot())
