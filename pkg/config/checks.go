@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"unicode/utf8"
 
@@ -205,6 +206,18 @@ func (c Config) checkLimits(v *validator) {
 	}
 	if l.IdleConnectionTimeout <= 0 {
 		v.add("limits.idle_connection_timeout", "must be > 0")
+	}
+}
+
+func (c Config) checkHandover(v *validator) {
+	if c.Handover.Timeout <= 0 {
+		v.add("handover.timeout", "must be positive")
+	}
+	if a := c.Handover.After; a != "exit" && a != "wait" {
+		v.add("handover.after", "%q: must be exit or wait", a)
+	}
+	if s := c.Handover.Socket; s != "" && !filepath.IsAbs(s) {
+		v.add("handover.socket", "%q: must be an absolute path", s)
 	}
 }
 

@@ -27,6 +27,9 @@ type Config struct {
 	Limits Limits `yaml:"limits"`
 	// Drain configures graceful shutdown.
 	Drain Drain `yaml:"drain"`
+	// Handover configures the hand-over to a successor process (turnd
+	// upgrade, turnd serve --take-over).
+	Handover Handover `yaml:"handover"`
 	// HTTP configures the metrics and probe listener.
 	HTTP HTTP `yaml:"http"`
 	// Log configures logging.
@@ -251,6 +254,25 @@ type Drain struct {
 	// name a turns: client checks the alternate's certificate against; it
 	// needs listen.tls and alternate_servers. Default "" (not sent).
 	AlternateDomain string `yaml:"alternate_domain"`
+}
+
+// Handover configures upgrades without waiting: a successor process takes
+// over the sockets and the allocations (docs/handover.md). `turnd upgrade
+// --pid N` reaches any turnd (an abstract socket named after its PID);
+// Socket is for a successor a supervisor starts (serve --take-over).
+type Handover struct {
+	// Socket is the Unix socket a successor started with --take-over
+	// connects to; it passes to the successor with the rest. Default ""
+	// (none; --take-over needs one).
+	Socket string `yaml:"socket"`
+	// Timeout bounds a hand-over, from the successor's start to its first
+	// served request; past it the successor is killed and nothing changes.
+	// Default 10s.
+	Timeout time.Duration `yaml:"timeout"`
+	// After is what the old process does once what stayed with it (TLS and
+	// RFC 6062 allocations) has drained: "exit" or "wait" (for SIGTERM; a
+	// Kubernetes container that exits is restarted). Default "exit".
+	After string `yaml:"after"`
 }
 
 // HTTP configures the metrics and probe listener.

@@ -41,8 +41,9 @@ func Default() Config {
 			UserAllocateRate:         64,
 			IdleConnectionTimeout:    30 * time.Second,
 		},
-		Drain: Drain{Timeout: time.Hour},
-		HTTP:  HTTP{Address: "127.0.0.1:9641"},
-		Log:   Log{Level: "info", Format: "text"},
+		Drain:    Drain{Timeout: time.Hour},
+		Handover: Handover{Timeout: 10 * time.Second, After: "exit"},
+		HTTP:     HTTP{Address: "127.0.0.1:9641"},
+		Log:      Log{Level: "info", Format: "text"},
 	}
 }

@@ -19,9 +19,10 @@ func TestDefault(t *testing.T) {
 			ConnectionsPerIP: 128, ConnectionsPerPrefix: 2048, Connections: 16384,
 			PermissionsPerAllocation: 64, ChannelsPerAllocation: 64, UnauthenticatedRate: 50, UserAllocateRate: 64,
 			IdleConnectionTimeout: 30 * time.Second},
-		Drain: Drain{Timeout: time.Hour},
-		HTTP:  HTTP{Address: "127.0.0.1:9641"},
-		Log:   Log{Level: "info", Format: "text"},
+		Drain:    Drain{Timeout: time.Hour},
+		Handover: Handover{Timeout: 10 * time.Second, After: "exit"},
+		HTTP:     HTTP{Address: "127.0.0.1:9641"},
+		Log:      Log{Level: "info", Format: "text"},
 	}
 	if got := Default(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Default() =\n %+v\nwant\n %+v", got, want)

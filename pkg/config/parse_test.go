@@ -179,9 +179,10 @@ func TestParseFull(t *testing.T) {
 			AlternateServers: []string{"192.0.2.2:3478", "[2001:db8::2]:3478", "turn-peers.example.org:3478"},
 			AlternateDomain:  "turn.example.org",
 		},
-		HTTP:    HTTP{Address: "0.0.0.0:9641", AdminTokenFile: "/run/secrets/turnd-admin-token", MetricsUsers: []string{"alice", "bob"}},
-		Log:     Log{Level: "debug", Format: "json"},
-		PIDFile: "/run/turnd.pid",
+		Handover: Handover{Socket: "/run/turnd/handover.sock", Timeout: 5 * time.Second, After: "wait"},
+		HTTP:     HTTP{Address: "0.0.0.0:9641", AdminTokenFile: "/run/secrets/turnd-admin-token", MetricsUsers: []string{"alice", "bob"}},
+		Log:      Log{Level: "debug", Format: "json"},
+		PIDFile:  "/run/turnd.pid",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("full config:\n got %+v\nwant %+v", got, want)

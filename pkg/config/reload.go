@@ -51,6 +51,7 @@ func setOnce() []onceSetting {
 		value("relay.max_port", func(c *Config) *int { return &c.Relay.MaxPort }),
 		value("limits.permission_lifetime", func(c *Config) *time.Duration { return &c.Limits.PermissionLifetime }),
 		value("limits.channel_lifetime", func(c *Config) *time.Duration { return &c.Limits.ChannelLifetime }),
+		value("handover.socket", func(c *Config) *string { return &c.Handover.Socket }),
 		value("http.address", func(c *Config) *string { return &c.HTTP.Address }),
 		value("http.admin_token_file", func(c *Config) *string { return &c.HTTP.AdminTokenFile }),
 		list("http.metrics_users", func(c *Config) *[]string { return &c.HTTP.MetricsUsers }),
