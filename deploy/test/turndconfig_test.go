@@ -49,6 +49,7 @@ type turndConfig struct {
 		Timeout string `json:"timeout"`
 		After   string `json:"after"`
 	} `json:"handover"` // nil: the section is absent
+	PIDFile string `json:"pidfile"`
 }
 
 func parseTurndConfig(t *testing.T, data []byte) turndConfig {
