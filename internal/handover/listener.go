@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -24,6 +25,9 @@ type Listener struct {
 	dev, ino uint64
 	bound    bool
 
+	mu     sync.Mutex // orders Remove's check before the close
+	closed bool
+
 	// Refused, if set before Accept, hears of each peer turned away.
 	Refused func(error)
 }
@@ -31,7 +35,8 @@ type Listener struct {
 // Listen binds the hand-over socket at addr: a filesystem path, or
 // "@name" for an abstract socket. A path's directory is made (0700) if
 // missing, a socket file nobody answers on is replaced, and one somebody
-// answers on is ErrInUse.
+// answers on is ErrInUse (the probe reaches that process's Accept as a
+// connection closed at once).
 func Listen(addr string) (*Listener, error) {
 	if addr == "" {
 		return nil, errors.New("listen hand-over socket: empty address")
@@ -195,11 +200,32 @@ func allowed(uid uint32, self int) bool {
 
 // Close stops listening and leaves the socket file: the path may be the
 // successor's by now.
-func (l *Listener) Close() error { return l.ul.Close() }
+func (l *Listener) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	return l.ul.Close()
+}
 
-// Remove unlinks the socket file, but only if it is still the one this
-// listener bound.
+// Remove unlinks the socket file if it is still the one this listener
+// bound, then closes the listener. The check is exact only while the
+// socket is open (a closed one's inode number may be reused by the next
+// socket bound there), so after Close, Remove unlinks nothing.
 func (l *Listener) Remove() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	err := l.unlinkOwn()
+	if cerr := l.ul.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close hand-over socket: %w", cerr)
+	}
+	return err
+}
+
+func (l *Listener) unlinkOwn() error {
 	if !l.bound {
 		return nil
 	}
