@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // testCtx bounds every conversation so that a bug fails a test instead of
@@ -36,15 +34,7 @@ func pair(t *testing.T) (parent, child *Conn) {
 // inherited descriptor.
 func adopt(t *testing.T, f *os.File) *Conn {
 	t.Helper()
-	fd, err := rawFd(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := fileConn(os.NewFile(uintptr(dup), "test"))
+	c, err := fileConn(os.NewFile(uintptr(dupFd(t, f)), "test"))
 	if err != nil {
 		t.Fatal(err)
 	}
