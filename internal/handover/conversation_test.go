@@ -1,6 +1,7 @@
 package handover
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -301,5 +302,73 @@ func TestPeerClosesMidFrame(t *testing.T) {
 	_, err := oldC.ReadRequest(testCtx(t))
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("ReadRequest of a cut frame: %v", err)
+	}
+}
+
+// A state of many megabytes crosses in many short writes and reads, with
+// its descriptor after it.
+func TestLargeState(t *testing.T) {
+	checkGoroutines(t)
+	ctx := testCtx(t)
+	oldC, newC := pair(t)
+	state := make([]byte, 10<<20)
+	for i := range state {
+		state[i] = byte(i * 7 / 5)
+	}
+	_, w := pipe(t)
+	sent := make(chan error, 1)
+	go func() {
+		sent <- oldC.Offer(Offer{Version: 1, State: state, Names: []string{"w"}, Files: []*os.File{w}})
+	}()
+	o, err := newC.ReceiveOffer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Files[0].Close()
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(o.State, state) || len(o.Files) != 1 {
+		t.Fatalf("state of %d bytes, %d files", len(o.State), len(o.Files))
+	}
+}
+
+// One read's deadline does not outlive it: the next read, with no
+// deadline, waits for as long as its peer takes.
+func TestDeadlineDoesNotOutliveRead(t *testing.T) {
+	checkGoroutines(t)
+	oldC, newC := pair(t)
+	_ = newC.Hello([]int{1}, 1)
+	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := oldC.ReadRequest(short); err != nil {
+		t.Fatal(err)
+	}
+	late := time.AfterFunc(200*time.Millisecond, func() { _ = newC.Serving() })
+	defer late.Stop()
+	if err := oldC.AwaitServing(t.Context()); err != nil { // no deadline of its own
+		t.Fatalf("AwaitServing after a read with a deadline: %v", err)
+	}
+}
+
+// A successor that dies while the state is on its way leaves the old
+// process with an error, not a hang.
+func TestReceiverDiesMidOffer(t *testing.T) {
+	checkGoroutines(t)
+	oldC, newC := pair(t)
+	_, w := pipe(t)
+	got := make(chan error, 1)
+	go func() {
+		var hdr [4]byte
+		_, err := io.ReadFull(newC.rd, hdr[:])
+		_ = newC.Close()
+		got <- err
+	}()
+	err := oldC.Offer(Offer{Version: 1, State: make([]byte, 16<<20), Names: []string{"w"}, Files: []*os.File{w}})
+	if err == nil {
+		t.Fatal("Offer to a successor that died succeeded")
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -71,6 +71,13 @@ func TestPairWithChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = child.Close()
+	waited := false
+	defer func() {
+		if !waited { // a failed check must not leave the child behind
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
 	r, w := pipe(t)
 	req, err := parent.ReadRequest(ctx)
 	if err != nil || req.Kind != KindTakeOver || req.PID != cmd.Process.Pid {
@@ -85,6 +92,7 @@ func TestPairWithChild(t *testing.T) {
 	if err := parent.Commit(); err != nil {
 		t.Fatal(err)
 	}
+	waited = true
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("child: %v\n%s", err, out.String())
 	}

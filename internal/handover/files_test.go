@@ -60,7 +60,13 @@ func TestTwentyThousandFiles(t *testing.T) {
 	}
 	before := countFds(t)
 	sent := make(chan error, 1)
-	go func() { sent <- oldC.Offer(offer) }()
+	go func() {
+		err := oldC.Offer(offer)
+		if err != nil {
+			_ = oldC.Close() // so that the receiver ends too
+		}
+		sent <- err
+	}()
 	got, err := newC.ReceiveOffer(ctx)
 	if err != nil {
 		t.Fatal(err)
