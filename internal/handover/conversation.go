@@ -100,7 +100,10 @@ func (c *Conn) Refuse(reason string) error {
 	return c.write(message{Type: typeError, Reason: reason}, nil)
 }
 
-// Offer sends the version, the state and the descriptors.
+// Offer sends the version, the state and the descriptors, in batches of
+// at most 200. The state travels base64 in one frame, so it may be up to
+// about 48 MB. A successor that stops reading blocks Offer until c is
+// closed (from the goroutine that waits on the hand-over's timeout).
 func (c *Conn) Offer(o Offer) error {
 	if len(o.Names) != len(o.Files) {
 		return fmt.Errorf("send offer: %d names for %d files", len(o.Names), len(o.Files))

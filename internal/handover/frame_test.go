@@ -69,6 +69,7 @@ func FuzzReadFrame(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte("\x00\x00\x00\x10{\"type\":\"bogus\"}"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		m, err := readFrame(bytes.NewReader(in))
 		if err == nil && !knownType(m.Type) {

@@ -18,6 +18,9 @@ import (
 // Listener is the hand-over socket of a running turnd. Only root and the
 // process's own user may talk to it.
 type Listener struct {
+	// Refused, if set before Accept, hears of each peer turned away.
+	Refused func(error)
+
 	ul   *net.UnixListener
 	addr string
 	// dev and ino identify the socket file this listener bound, so that
@@ -27,9 +30,6 @@ type Listener struct {
 
 	mu     sync.Mutex // orders Remove's check before the close
 	closed bool
-
-	// Refused, if set before Accept, hears of each peer turned away.
-	Refused func(error)
 }
 
 // Listen binds the hand-over socket at addr: a filesystem path, or
