@@ -184,8 +184,10 @@ func (c *Conn) receiveOffer(ctx context.Context) (Offer, error) {
 			return Offer{}, fmt.Errorf("receive descriptors: a batch of %d after %d of %d", f.Files, announced, m.Files)
 		}
 		announced += f.Files
-		// The batch rides with its frame, which is read whole by now.
-		if got := c.pendingCount(); got != announced {
+		// The batch rides with its frame's first byte, read by now; the
+		// read that finished this frame may have begun the next one, and
+		// brought its batch too.
+		if got := c.pendingCount(); got < announced || got > announced+253 {
 			return Offer{}, fmt.Errorf("receive descriptors: %d announced, %d received", announced, got)
 		}
 	}

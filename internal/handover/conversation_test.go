@@ -339,12 +339,12 @@ func TestDeadlineDoesNotOutliveRead(t *testing.T) {
 	checkGoroutines(t)
 	oldC, newC := pair(t)
 	_ = newC.Hello([]int{1}, 1)
-	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	short, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	if _, err := oldC.ReadRequest(short); err != nil {
 		t.Fatal(err)
 	}
-	late := time.AfterFunc(200*time.Millisecond, func() { _ = newC.Serving() })
+	late := time.AfterFunc(500*time.Millisecond, func() { _ = newC.Serving() })
 	defer late.Stop()
 	if err := oldC.AwaitServing(t.Context()); err != nil { // no deadline of its own
 		t.Fatalf("AwaitServing after a read with a deadline: %v", err)

@@ -1,7 +1,9 @@
 package handover
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"syscall"
@@ -213,3 +215,44 @@ func TestReceiverOutOfDescriptors(t *testing.T) {
 		t.Fatalf("%d descriptors open, %d before: %v", n, before, err)
 	}
 }
+
+// Reads that end inside a batch's frame, so that the next read brings
+// the next batch before this frame is parsed, still count exactly.
+func TestBatchesAcrossReadBoundaries(t *testing.T) {
+	checkGoroutines(t)
+	oldC, newC := pair(t)
+	// Reads of 5 bytes end inside the 32-byte frames, and some begin the
+	// next one.
+	newC.rd = bufio.NewReaderSize(chunkReader{fdReader{newC}, 5}, 16)
+	_, w := pipe(t)
+	const total = 10*batch + 7
+	offer := Offer{Version: 1}
+	for i := range total {
+		offer.Names = append(offer.Names, fmt.Sprint(i))
+		offer.Files = append(offer.Files, w)
+	}
+	before := countFds(t)
+	sent := make(chan error, 1)
+	go func() { sent <- oldC.Offer(offer) }()
+	got, err := newC.ReceiveOffer(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Files) != total || countFds(t) != before+total {
+		t.Fatalf("%d files, %d descriptors more; want %d", len(got.Files), countFds(t)-before, total)
+	}
+	for _, f := range got.Files {
+		_ = f.Close()
+	}
+}
+
+// chunkReader reads at most n bytes at a time.
+type chunkReader struct {
+	r io.Reader
+	n int
+}
+
+func (c chunkReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
