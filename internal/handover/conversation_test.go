@@ -203,7 +203,9 @@ func TestUpgradeRequest(t *testing.T) {
 	for _, answer := range []error{nil, errors.New("successor exited: status 2")} {
 		ctx := testCtx(t)
 		old, cli := pair(t)
+		answered := make(chan struct{})
 		go func() {
+			defer close(answered)
 			req, err := old.ReadRequest(ctx)
 			if err != nil || req.Kind != KindUpgrade {
 				t.Errorf("request %+v, %v", req, err)
@@ -218,6 +220,7 @@ func TestUpgradeRequest(t *testing.T) {
 		if answer != nil && (!errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), answer.Error())) {
 			t.Fatalf("RequestUpgrade = %d, %v; want the reason %q", pid, err, answer)
 		}
+		<-answered
 	}
 }
 

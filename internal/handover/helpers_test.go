@@ -55,12 +55,16 @@ func checkGoroutines(t *testing.T) {
 	t.Helper()
 	before := runtime.NumGoroutine()
 	t.Cleanup(func() {
+		// A goroutine that has sent its last result may still be on its
+		// way out, and exiting is no event to wait on: look again, for a
+		// bounded time.
 		n := 0
-		for range 1000 {
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
 			if n = runtime.NumGoroutine(); n <= before {
 				return
 			}
 			runtime.Gosched()
+			time.Sleep(time.Millisecond)
 		}
 		buf := make([]byte, 1<<16)
 		t.Errorf("%d goroutines, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
