@@ -223,6 +223,8 @@ func (c *Conn) read(ctx context.Context) (message, error) {
 	if err := ctx.Err(); err != nil {
 		return message{}, err
 	}
+	// Setting it also clears what an earlier read left: its deadline, or
+	// the past one of a cancellation that came as that read succeeded.
 	dl, _ := ctx.Deadline()
 	if err := c.uc.SetReadDeadline(dl); err != nil {
 		return message{}, fmt.Errorf("set read deadline: %w", err)
