@@ -2,8 +2,10 @@ package relay
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 
@@ -119,5 +121,60 @@ func TestLoopsStartedWhilePausedStartParked(t *testing.T) {
 	r.rl.Resume()
 	if b, _ := read(t, r.client); string(b[4:]) != "held" {
 		t.Fatalf("client got %q after Resume", b)
+	}
+}
+
+// TestPauseMidRoundFlushesWhatWasRead: a Pause that comes while a round is
+// under way (here from a ready callback, which runs without the loop's
+// lock, after the round read a relay socket's datagram) lets the round
+// write what it read before the loop parks.
+func TestPauseMidRoundFlushesWhatWasRead(t *testing.T) {
+	r := newOpenRig(t, Options{IPv4: net.IPv4(127, 0, 0, 1)})
+	relayed := r.open(t, bindings.Want{Families: bindings.V4}).Addr[0]
+	r.bind()
+	d := r.sock(0).loop
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	paused := make(chan error, 1)
+	ready := func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		go func() { defer cancel(); paused <- r.rl.Pause(ctx) }()
+		for { // until Pause has reached this loop: it takes the lock this callback runs without
+			d.mu.Lock()
+			asked := d.paused
+			d.mu.Unlock()
+			if asked {
+				return false
+			}
+			runtime.Gosched()
+		}
+	}
+	if err := (Loop{d: d}).Watch(p[0], ready, func() {}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Parked, so that one epoll_wait finds the relay socket ready, then the pipe.
+	pause(t, r.rl)
+	sendSeq(t, r.peer4, relayed, 0, 3)
+	if _, err := unix.Write(p[1], []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	r.rl.Resume()
+	if err := <-paused; err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := read(t, r.client); binary.BigEndian.Uint32(b[4:]) != 0 {
+		t.Fatalf("first datagram after the mid-round Pause: %x", b)
+	}
+	got := collect(r.client, 5)
+	r.rl.Resume()
+	sendEnd(t, r.peer4, relayed)
+	seen := <-got
+	if seen[1] != 1 || seen[2] != 1 || seen[endOfStream] != 1 {
+		t.Fatalf("after Resume: %v, want 1, 2 and the end once each", seen)
 	}
 }
