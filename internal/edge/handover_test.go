@@ -276,3 +276,76 @@ func TestHandOverKeepsAConnectionMidHeader(t *testing.T) {
 		t.Fatalf("the old edge served %d frames, want 2", len(seen))
 	}
 }
+
+// TestFailedSuccessorChangesNothing: a successor that adopted everything
+// and then failed closes its copies; the old edge's Resume serves on as
+// if nothing happened: its UDP socket, its listener and its plain TCP
+// client's connection (closing a copy sent no FIN), and Export works again.
+func TestFailedSuccessorChangesNothing(t *testing.T) {
+	r1 := echo(newRecorder())
+	_, pick := readerModes[1].pick(t)
+	l := edge.Listen{UDP: []string{"127.0.0.1:0"}, Sockets: 1, TCP: []string{"127.0.0.1:0"}}
+	e1, s1 := bindServed(t, l, r1.handler(), edge.StreamOptions{Handler: r1.handler(), Reactor: pick})
+	warm(t, s1, nil)
+	client := dial(t, s1.TCPAddrs()[0])
+	f1 := request(t, stun.MethodBinding, testUser, nil, true)
+	if _, err := client.Write(f1); err != nil {
+		t.Fatal(err)
+	}
+	readN(t, client, len(f1), len(f1))
+	ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
+	defer cancel()
+	if err := e1.Pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := e1.Export(s1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := edge.Adopt(l, ex, ex.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2 := edge.New(nil)
+	if _, err := e2.AdoptStreams(s2, ex, ex.Files, edge.StreamOptions{Handler: r1.handler()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ex.Files {
+		_ = f.Close()
+	}
+	if err := e2.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e1.Resume()
+	if _, err := client.Write(f1); err != nil {
+		t.Fatal(err)
+	}
+	if got := readN(t, client, len(f1), len(f1)); !bytes.Equal(got, f1) {
+		t.Fatalf("answer %x after the failed hand-over", got)
+	}
+	udp := udpClient(t)
+	sendSeq(t, udp, s1.UDPAddrs()[0], 0, 1)
+	readSeqs(t, udp, 1)
+	fresh := dial(t, s1.TCPAddrs()[0])
+	if _, err := fresh.Write(f1); err != nil {
+		t.Fatal(err)
+	}
+	readN(t, fresh, len(f1), len(f1))
+	if err := e1.Pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, err := e1.Export(s1)
+	if err != nil {
+		t.Fatalf("Export after a failed hand-over: %v", err)
+	}
+	for _, f := range again.Files {
+		_ = f.Close()
+	}
+	if len(again.Conns) != 2 {
+		t.Fatalf("exported %d connections, want 2", len(again.Conns))
+	}
+	e1.Resume()
+}
