@@ -12,10 +12,6 @@ import (
 	"github.com/turnd/turnd/internal/mmsg"
 )
 
-// ErrBadExport means a description names a descriptor that is missing, or
-// one that is not what it says.
-var ErrBadExport = errors.New("export does not match its descriptors")
-
 // Adopt is Bind for a successor: the sockets of every address l names that
 // ex passed are made of their descriptors (files, indexed by the
 // descriptions), wrapped as Bind wraps them with l's TLS configuration,

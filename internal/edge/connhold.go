@@ -92,3 +92,12 @@ func (c *clientConn) kick() {
 		go c.readLoop()
 	}
 }
+
+// arrived counts the connection's reader parked for the Pause that waits
+// for it, if one does (no edge lock otherwise: it runs whenever a reader
+// stops). Called with c.mu held.
+func (c *clientConn) arrived() {
+	if c.waitEpoch != 0 {
+		c.e.arrive(&c.waitEpoch)
+	}
+}

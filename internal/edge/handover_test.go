@@ -225,3 +225,127 @@ func TestHandOverMovesAProxiedConnection(t *testing.T) {
 		t.Fatalf("the new edge served %+v, want the proxied client's 5-tuple", r2.froms)
 	}
 }
+
+// TestHandOverKeepsAConnectionMidHeader: a connection still sending its
+// PROXY header at the hand-over was never handed to a reader: it stays
+// with the old edge, which serves it once the header is whole, after
+// Release; the new edge takes the next connection.
+func TestHandOverKeepsAConnectionMidHeader(t *testing.T) {
+	r1, r2 := echo(newRecorder()), echo(newRecorder())
+	l := edge.Listen{TCPTLS: []string{"127.0.0.1:0"},
+		Proxy: &edge.Proxy{Listeners: []string{"127.0.0.1:0"}, Trusted: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}
+	server, _ := selfSigned(t)
+	l.TLSConfig = server
+	e1, s1 := bindServed(t, l, nil, edge.StreamOptions{Handler: r1.handler()})
+	header := []byte("PROXY TCP4 192.0.2.8 127.0.0.1 6666 3478\r\n")
+	first := dial(t, s1.TCPAddrs()[0]) // proves the port's goroutine and loops run
+	f1 := request(t, stun.MethodBinding, testUser, nil, true)
+	if _, err := first.Write(append(append([]byte(nil), header...), f1...)); err != nil {
+		t.Fatal(err)
+	}
+	readN(t, first, len(f1), len(f1))
+	slow := dial(t, s1.TCPAddrs()[0])
+	if _, err := slow.Write(header[:10]); err != nil {
+		t.Fatal(err)
+	}
+	r1.waitSeen(t, 1)
+	_, s2, ex := handOver(t, e1, s1, false, l, nil, edge.StreamOptions{Handler: r2.handler()})
+	if len(ex.Conns) != 1 || ex.Conns[0].Tuple.Client != netip.MustParseAddrPort("192.0.2.8:6666") {
+		t.Fatalf("exported %+v, want the first connection alone", ex.Conns)
+	}
+	f2 := request(t, stun.MethodRefresh, testUser, nil, true, lifetime(0))
+	if _, err := slow.Write(append(append([]byte(nil), header[10:]...), f2...)); err != nil {
+		t.Fatal(err)
+	}
+	readN(t, slow, len(f2), len(f2))
+	if seen := r1.waitSeen(t, 2); !bytes.Equal(seen[1], f2) {
+		t.Fatalf("the old edge saw %x, want the slow connection's frame", seen)
+	}
+	next := dial(t, s2.TCPAddrs()[0])
+	if _, err := next.Write(append(append([]byte(nil), header[:len(header)-8]...), "5 3478\r\n"...)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := next.Write(f1); err != nil {
+		t.Fatal(err)
+	}
+	readN(t, next, len(f1), len(f1))
+	if seen := r2.waitSeen(t, 1); !bytes.Equal(seen[0], f1) {
+		t.Fatalf("the new edge saw %x, want the new connection's frame", seen)
+	}
+	if seen, _, _, _ := r1.snapshot(); len(seen) != 2 {
+		t.Fatalf("the old edge served %d frames, want 2", len(seen))
+	}
+}
+
+// TestFailedSuccessorChangesNothing: a successor that adopted everything
+// and then failed closes its copies; the old edge's Resume serves on as
+// if nothing happened: its UDP socket, its listener and its plain TCP
+// client's connection (closing a copy sent no FIN), and Export works again.
+func TestFailedSuccessorChangesNothing(t *testing.T) {
+	r1 := echo(newRecorder())
+	_, pick := readerModes[1].pick(t)
+	l := edge.Listen{UDP: []string{"127.0.0.1:0"}, Sockets: 1, TCP: []string{"127.0.0.1:0"}}
+	e1, s1 := bindServed(t, l, r1.handler(), edge.StreamOptions{Handler: r1.handler(), Reactor: pick})
+	warm(t, s1, nil)
+	client := dial(t, s1.TCPAddrs()[0])
+	f1 := request(t, stun.MethodBinding, testUser, nil, true)
+	if _, err := client.Write(f1); err != nil {
+		t.Fatal(err)
+	}
+	readN(t, client, len(f1), len(f1))
+	ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
+	defer cancel()
+	if err := e1.Pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := e1.Export(s1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := edge.Adopt(l, ex, ex.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2 := edge.New(nil)
+	if _, err := e2.AdoptStreams(s2, ex, ex.Files, edge.StreamOptions{Handler: r1.handler()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ex.Files {
+		_ = f.Close()
+	}
+	if err := e2.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e1.Resume()
+	if _, err := client.Write(f1); err != nil {
+		t.Fatal(err)
+	}
+	if got := readN(t, client, len(f1), len(f1)); !bytes.Equal(got, f1) {
+		t.Fatalf("answer %x after the failed hand-over", got)
+	}
+	udp := udpClient(t)
+	sendSeq(t, udp, s1.UDPAddrs()[0], 0, 1)
+	readSeqs(t, udp, 1)
+	fresh := dial(t, s1.TCPAddrs()[0])
+	if _, err := fresh.Write(f1); err != nil {
+		t.Fatal(err)
+	}
+	readN(t, fresh, len(f1), len(f1))
+	if err := e1.Pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, err := e1.Export(s1)
+	if err != nil {
+		t.Fatalf("Export after a failed hand-over: %v", err)
+	}
+	for _, f := range again.Files {
+		_ = f.Close()
+	}
+	if len(again.Conns) != 2 {
+		t.Fatalf("exported %d connections, want 2", len(again.Conns))
+	}
+	e1.Resume()
+}

@@ -20,7 +20,7 @@ func (c *clientConn) watch() bool {
 	if c.hold.Load() {
 		// Paused: out of the loop until Resume hands it back (kick).
 		c.looped, c.watching = true, false
-		c.e.arrive(&c.waitEpoch)
+		c.arrived()
 		c.mu.Unlock()
 		return true
 	}

@@ -8,17 +8,6 @@ import (
 	"time"
 )
 
-// Errors of Pause, Export and Release.
-var (
-	// ErrPaused: Pause while paused, or Export/Release without a Pause
-	// that succeeded.
-	ErrPaused = errors.New("edge paused")
-	// ErrNotPaused: Export or Release while the edge reads.
-	ErrNotPaused = errors.New("edge not paused")
-	// ErrStopping: Pause after Stop.
-	ErrStopping = errors.New("edge stopping")
-)
-
 // holdState is Pause's bookkeeping, under ownPlane.mu. Every reader that
 // Pause must see parked is expected (active++) and arrives once when it
 // parks; an arrival of an earlier Pause (epoch) counts for nothing, so a

@@ -84,6 +84,7 @@ func (c *clientConn) after(more bool, err error, inLoop bool) next {
 		c.serving = false
 		c.closing = true
 		c.watching = false
+		c.arrived() // a reader Pause waits for stops here too
 		c.mu.Unlock()
 		if inLoop {
 			go c.teardown()
@@ -94,18 +95,20 @@ func (c *clientConn) after(more bool, err error, inLoop bool) next {
 	case c.pipe != nil:
 		c.serving = false
 		c.watching = false
+		c.arrived()
 		c.mu.Unlock()
 		go c.runPipe()
 		return leave
 	case c.stopped:
 		c.serving = false
 		c.watching = false
+		c.arrived()
 		c.mu.Unlock()
 		return leave
 	case c.hold.Load():
 		c.serving = false
 		c.watching = false
-		c.e.arrive(&c.waitEpoch)
+		c.arrived()
 		c.mu.Unlock()
 		return park
 	case !more && c.raw != nil && c.out.active.Load():
@@ -113,6 +116,7 @@ func (c *clientConn) after(more bool, err error, inLoop bool) next {
 		c.serving = false
 		c.paused = true
 		c.watching = false
+		c.arrived()
 		c.mu.Unlock()
 		return pause
 	case !more:
@@ -186,7 +190,7 @@ func (c *clientConn) readLoop() {
 	defer func() {
 		c.mu.Lock()
 		c.inReader, c.parkedR = false, false
-		c.e.arrive(&c.waitEpoch)
+		c.arrived()
 		c.mu.Unlock()
 	}()
 	var err error
@@ -200,7 +204,7 @@ func (c *clientConn) readLoop() {
 		}
 		if c.hold.Load() {
 			c.parkedR = true
-			c.e.arrive(&c.waitEpoch)
+			c.arrived()
 			c.mu.Unlock()
 			select {
 			case <-c.wake:
