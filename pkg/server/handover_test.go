@@ -217,4 +217,3 @@ func TestSuccessorRefusesAnotherVersion(t *testing.T) {
 		t.Fatal("a later hand-over did not take the allocation")
 	}
 }
-
