@@ -223,7 +223,9 @@ func TestHandOverRoute(t *testing.T) {
 	if err := b.SetRate(net.UDPAddrFromAddrPort(relayed), 1e6); err != nil {
 		t.Errorf("SetRate on the adopted relay: %v", err)
 	}
-	if df, err := dontFragmentSet(b.live[liveKey{port: int(relayed.Port())}].Socket); err != nil || !df {
+	if c := b.live[liveKey{port: int(relayed.Port())}]; c == nil {
+		t.Error("the adopted port is not live on B")
+	} else if df, err := dontFragmentSet(c.Socket); err != nil || !df {
 		t.Errorf("adopted socket: DF %v (%v)", df, err)
 	}
 	other := &bindings.Route{Client: rB.Client}
@@ -351,7 +353,10 @@ func TestExportRefusesTCPRelays(t *testing.T) {
 		t.Fatalf("adopt an RFC 6062 route: %v, want ErrNotMovable", err)
 	}
 	rl.Routes().Release(r)
-	if rl.routeAt(relayed) != r {
+	rl.mu.Lock()
+	kept := rl.routes[r] != nil
+	rl.mu.Unlock()
+	if !kept || rl.routeAt(relayed) != r {
 		t.Fatal("Release dropped an RFC 6062 route")
 	}
 }
