@@ -44,14 +44,30 @@ func newConn(uc *net.UnixConn) (*Conn, error) {
 }
 
 // Dial connects to a hand-over socket: a path, or "@name" for an
-// abstract socket.
-func Dial(ctx context.Context, addr string) (*Conn, error) {
+// abstract socket. The listener must be root's or this process's user's:
+// anyone may bind an abstract name, or a path in a directory they can
+// write, and would then hand this process a state of their making.
+// pid, if not 0, is the process that must be listening.
+func Dial(ctx context.Context, addr string, pid int) (*Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "unix", addr)
 	if err != nil {
 		return nil, fmt.Errorf("dial hand-over socket: %w", err)
 	}
-	return newConn(nc.(*net.UnixConn))
+	uc := nc.(*net.UnixConn)
+	cred, err := peerCred(uc)
+	switch {
+	case err != nil:
+	case !allowed(cred.Uid, os.Getuid()):
+		err = fmt.Errorf("%w: %s is pid %d's, uid %d", errPeer, addr, cred.Pid, cred.Uid)
+	case pid != 0 && int(cred.Pid) != pid:
+		err = fmt.Errorf("%w: %s is pid %d's, not pid %d's", errPeer, addr, cred.Pid, pid)
+	}
+	if err != nil {
+		_ = uc.Close()
+		return nil, fmt.Errorf("dial hand-over socket: %w", err)
+	}
+	return newConn(uc)
 }
 
 // Pair returns a connected pair: parent stays here, child is for a

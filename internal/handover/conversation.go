@@ -87,11 +87,15 @@ func (c *Conn) Hello(versions []int, pid int) error {
 }
 
 // ReadRequest reads the first message of a connection the old process
-// accepted.
+// accepted; a successor that failed before its hello (Fail first) makes it
+// ErrFailed with the reason.
 func (c *Conn) ReadRequest(ctx context.Context) (Request, error) {
-	m, err := c.expect(ctx, "request", typeUpgrade, typeHello)
+	m, err := c.expect(ctx, "request", typeUpgrade, typeHello, typeFailed)
 	if err != nil {
 		return Request{}, err
+	}
+	if m.Type == typeFailed { // a successor that could not even start (its config)
+		return Request{}, fmt.Errorf("successor: %w: %s", ErrFailed, m.Reason)
 	}
 	if m.Type == typeUpgrade {
 		return Request{Kind: KindUpgrade}, nil

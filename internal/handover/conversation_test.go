@@ -142,7 +142,7 @@ func TestTakeOverOverListener(t *testing.T) {
 		}
 		accepted <- c
 	}()
-	newC, err := Dial(testCtx(t), ln.Addr())
+	newC, err := Dial(testCtx(t), ln.Addr(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,5 +432,19 @@ func TestLentDescriptors(t *testing.T) {
 	flags, err := unix.FcntlInt(uintptr(lent), unix.F_GETFL, 0)
 	if err != nil || flags&unix.O_NONBLOCK == 0 {
 		t.Fatalf("the lent descriptor here: flags %#x, %v; want it open and non-blocking", flags, err)
+	}
+}
+
+// TestFailBeforeHello: a successor that cannot start (its config) says why
+// before anything else, and the old process's ReadRequest carries it.
+func TestFailBeforeHello(t *testing.T) {
+	checkGoroutines(t)
+	oldC, newC := pair(t)
+	if err := newC.Fail("config: listen.udp: bad address"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := oldC.ReadRequest(testCtx(t))
+	if !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), "listen.udp: bad address") {
+		t.Fatalf("ReadRequest after Fail: %v, want ErrFailed with the reason", err)
 	}
 }

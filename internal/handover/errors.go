@@ -13,4 +13,7 @@ var (
 	// ErrClosed is the error when the peer closes the connection where a
 	// message was due.
 	ErrClosed = errors.New("hand-over peer closed the connection")
+	// errPeer means a peer that is neither root nor this process's user,
+	// or not the process asked for.
+	errPeer = errors.New("hand-over peer not allowed")
 )

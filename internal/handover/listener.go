@@ -133,11 +133,30 @@ func FileListener(f *os.File) (*Listener, error) {
 
 // File returns a duplicate of the listening socket, to pass on.
 func (l *Listener) File() (*os.File, error) {
-	f, err := l.ul.File()
+	f, err := Dup(l.ul, "handover:"+l.addr)
 	if err != nil {
 		return nil, fmt.Errorf("dup hand-over socket: %w", err)
 	}
 	return f, nil
+}
+
+// Dup duplicates c's descriptor as a file to pass on, leaving the shared
+// open file as it is: net's File would make it blocking, in this process
+// too, until something sets it back.
+func Dup(c syscall.Conn, name string) (*os.File, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd := -1
+	var derr error
+	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, derr
+	}
+	return os.NewFile(uintptr(fd), name), nil
 }
 
 // Addr returns the address: a path, or "@name".
@@ -169,28 +188,35 @@ func (l *Listener) Accept() (*Conn, error) {
 	}
 }
 
-// errPeer is checkPeer's error for a peer that may not talk to turnd.
-var errPeer = errors.New("hand-over peer not allowed")
 
 func checkPeer(uc *net.UnixConn, self int) error {
-	raw, err := uc.SyscallConn()
+	cred, err := peerCred(uc)
 	if err != nil {
 		return err
+	}
+	if !allowed(cred.Uid, self) {
+		return fmt.Errorf("%w: pid %d uid %d", errPeer, cred.Pid, cred.Uid)
+	}
+	return nil
+}
+
+// peerCred is the credentials of the process at the other end of uc.
+func peerCred(uc *net.UnixConn) (*unix.Ucred, error) {
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return nil, err
 	}
 	var cred *unix.Ucred
 	var cerr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
 	}); err != nil {
-		return err
+		return nil, err
 	}
 	if cerr != nil {
-		return fmt.Errorf("peer credentials: %w", cerr)
+		return nil, fmt.Errorf("peer credentials: %w", cerr)
 	}
-	if !allowed(cred.Uid, self) {
-		return fmt.Errorf("%w: pid %d uid %d", errPeer, cred.Pid, cred.Uid)
-	}
-	return nil
+	return cred, nil
 }
 
 // allowed is the one rule: root, or the user turnd runs as.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -178,7 +179,7 @@ func dialAccept(t *testing.T, ln *Listener) {
 		}
 		got <- errors.New("no hello reached Accept")
 	}()
-	c, err := Dial(ctx, ln.Addr())
+	c, err := Dial(ctx, ln.Addr(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func TestPeerHelper(t *testing.T) {
 	if addr == "" {
 		t.Skip("run by TestPeerCredentials")
 	}
-	c, err := Dial(testCtx(t), addr)
+	c, err := Dial(testCtx(t), addr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestPeerCredentials(t *testing.T) {
 		t.Fatalf("Refused heard %v", err)
 	}
 	// Accept returned nothing for it and takes the next peer, root.
-	c, err := Dial(context.Background(), ln.Addr())
+	c, err := Dial(context.Background(), ln.Addr(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,4 +302,34 @@ func peerBinary(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return bin
+}
+
+// TestDialChecksTheListener: the process listening must be the one asked
+// for; anyone can bind an abstract name first.
+func TestDialChecksTheListener(t *testing.T) {
+	ln, err := Listen("@turnd-test-dial-" + strconv.Itoa(os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	c, err := Dial(testCtx(t), ln.Addr(), os.Getpid())
+	if err != nil {
+		t.Fatalf("dial the listener of this pid: %v", err)
+	}
+	c.Close()
+	if c, err := Dial(testCtx(t), ln.Addr(), os.Getpid()+1); !errors.Is(err, errPeer) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("dial asking for another pid: %v, want errPeer", err)
+	}
 }
