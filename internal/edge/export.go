@@ -85,10 +85,11 @@ type moved struct {
 
 // Export duplicates the descriptors of everything that moves (every UDP
 // socket, address lock and listener of s, and the movable connections of
-// this edge accepted on s's listeners) and describes them. It is only for
-// an edge a Pause has paused fully (every reader parked, every answer
+// this edge accepted on s's listeners, but those stays names: a
+// connection whose allocation stays here) and describes them. It is only
+// for an edge a Pause has paused fully (every reader parked, every answer
 // written). On error it closes the files it made.
-func (e *Edge) Export(s *Sockets) (ex Export, err error) {
+func (e *Edge) Export(s *Sockets, stays func(netaddr.FiveTuple) bool) (ex Export, err error) {
 	e.own.mu.Lock()
 	ok := e.own.hold.ok
 	e.own.mu.Unlock()
@@ -144,7 +145,7 @@ func (e *Edge) Export(s *Sockets) (ex Export, err error) {
 	e.own.mu.Unlock()
 	for _, c := range conns {
 		xc, ok := c.export(s, index)
-		if !ok {
+		if !ok || (stays != nil && stays(xc.Tuple)) {
 			continue
 		}
 		f, err := dupConn(c.conn)

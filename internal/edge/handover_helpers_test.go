@@ -13,6 +13,7 @@ import (
 	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/bindings"
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/edge"
 )
 
@@ -74,6 +75,14 @@ func bindServed(t *testing.T, l edge.Listen, h edge.Handler, o edge.StreamOption
 // and the Export's descriptions.
 func handOver(t *testing.T, old *edge.Edge, s *edge.Sockets, paused bool, l edge.Listen, h edge.Handler, o edge.StreamOptions) (*edge.Edge, *edge.Sockets, edge.Export) {
 	t.Helper()
+	return handOverKeeping(t, old, s, paused, l, h, o, nil)
+}
+
+// handOverKeeping is handOver with the connections stays names left with
+// the old edge.
+func handOverKeeping(t *testing.T, old *edge.Edge, s *edge.Sockets, paused bool, l edge.Listen, h edge.Handler, o edge.StreamOptions,
+	stays func(netaddr.FiveTuple) bool) (*edge.Edge, *edge.Sockets, edge.Export) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
 	defer cancel()
 	if !paused {
@@ -81,7 +90,7 @@ func handOver(t *testing.T, old *edge.Edge, s *edge.Sockets, paused bool, l edge
 			t.Fatalf("Pause: %v", err)
 		}
 	}
-	ex, err := old.Export(s)
+	ex, err := old.Export(s, stays)
 	if err != nil {
 		t.Fatalf("Export: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/bindings"
+	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/edge"
 )
 
@@ -298,7 +299,7 @@ func TestFailedSuccessorChangesNothing(t *testing.T) {
 	if err := e1.Pause(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ex, err := e1.Export(s1)
+	ex, err := e1.Export(s1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func TestFailedSuccessorChangesNothing(t *testing.T) {
 	if err := e1.Pause(ctx); err != nil {
 		t.Fatal(err)
 	}
-	again, err := e1.Export(s1)
+	again, err := e1.Export(s1, nil)
 	if err != nil {
 		t.Fatalf("Export after a failed hand-over: %v", err)
 	}
@@ -348,4 +349,35 @@ func TestFailedSuccessorChangesNothing(t *testing.T) {
 		t.Fatalf("exported %d connections, want 2", len(again.Conns))
 	}
 	e1.Resume()
+}
+
+// TestHandOverLeavesAConnectionThatStays: a connection whose allocation
+// stays with the old process (an RFC 6062 control connection, say) is not
+// exported, and the old edge serves it on after Release.
+func TestHandOverLeavesAConnectionThatStays(t *testing.T) {
+	r1, r2 := echo(newRecorder()), echo(newRecorder())
+	l := edge.Listen{UDP: []string{"127.0.0.1:0"}, Sockets: 1, TCP: []string{"127.0.0.1:0"}}
+	e1, s1 := bindServed(t, l, r1.handler(), edge.StreamOptions{Handler: r1.handler()})
+	client := dial(t, s1.TCPAddrs()[0])
+	f1 := request(t, stun.MethodBinding, testUser, nil, true)
+	if _, err := client.Write(f1); err != nil {
+		t.Fatal(err)
+	}
+	readN(t, client, len(f1), len(f1))
+	r1.waitSeen(t, 1)
+	stays := func(tp netaddr.FiveTuple) bool { return tp.Client.String() == client.LocalAddr().String() }
+	_, _, ex := handOverKeeping(t, e1, s1, false, l, r2.handler(), edge.StreamOptions{Handler: r2.handler()}, stays)
+	if len(ex.Conns) != 0 {
+		t.Fatalf("exported %+v, want no connection", ex.Conns)
+	}
+	f2 := request(t, stun.MethodRefresh, testUser, nil, true, lifetime(0))
+	if _, err := client.Write(f2); err != nil {
+		t.Fatal(err)
+	}
+	if got := readN(t, client, len(f2), len(f2)); !bytes.Equal(got, f2) {
+		t.Fatalf("answer %x, want the echo of the frame", got)
+	}
+	if seen, _, _, _ := r1.snapshot(); len(seen) != 2 {
+		t.Fatalf("the old edge served %d messages, want 2 (it keeps the connection)", len(seen))
+	}
 }

@@ -138,6 +138,9 @@ func (e *Edge) Pause(ctx context.Context) error {
 		}
 	}
 	for _, c := range conns {
+		if c.client.TLS {
+			continue // it stays here: a client slow to read must not hold the hand-over
+		}
 		if err := c.waitWritten(ctx); err != nil {
 			return fmt.Errorf("pause: answers still queued: %w", err)
 		}

@@ -48,6 +48,7 @@ type sortingPort struct {
 	released bool
 	closing  bool
 	exited   bool
+	started  bool // the accept goroutine runs: from the first Accept of a side
 	inflight int
 	drained  chan struct{} // closed once released with nothing in flight
 }
@@ -71,8 +72,19 @@ func wrapSorting(raw net.Listener, plain bool, cfg *tls.Config, proxy *proxyPoli
 		p.subs[1] = newSortedListener(p)
 		tlsLn = p.subs[1]
 	}
-	go p.accept()
 	return plainLn, tlsLn
+}
+
+// start starts the accept goroutine, once, when a side is first served:
+// a successor must take no connection before it serves (a failed
+// hand-over would drop it).
+func (p *sortingPort) start() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.started {
+		p.started = true
+		go p.accept()
+	}
 }
 
 func (p *sortingPort) accept() {
@@ -208,6 +220,7 @@ func newSortedListener(p *sortingPort) *sortedListener {
 }
 
 func (l *sortedListener) Accept() (net.Conn, error) {
+	l.port.start()
 	for {
 		l.mu.Lock()
 		held, kick := l.held, l.kick

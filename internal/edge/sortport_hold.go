@@ -40,6 +40,10 @@ func (p *sortingPort) hold(parked func()) bool {
 		p.heldWake = make(chan struct{})
 	}
 	p.ln.holdAccept(true)
+	if !p.started {
+		p.onParked = nil // it will park as it starts
+		return false
+	}
 	return true
 }
 
