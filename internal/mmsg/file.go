@@ -1,17 +1,12 @@
 package mmsg
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
 
 	"golang.org/x/sys/unix"
 )
-
-// ErrNotUDP is FromFile's error for a descriptor that is not a bound UDP
-// socket.
-var ErrNotUDP = errors.New("not a bound udp socket")
 
 // File returns a duplicate of the socket's descriptor as a file, for
 // another process to serve the same socket (SCM_RIGHTS): the socket stays

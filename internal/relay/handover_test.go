@@ -312,7 +312,7 @@ func TestHandOverHeldPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	closeHeldFiles(hs)
-	a.rl.ReleaseHeld()
+	a.rl.ReleaseHeld(nil)
 	a.rl.Resume()
 	if a.rl.inUse(false, heldPort) {
 		t.Error("A still holds the reserved port")

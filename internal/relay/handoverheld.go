@@ -101,14 +101,19 @@ func (rl *Relay) adoptHeld(hf HeldFile) (liveKey, error) {
 	return k, nil
 }
 
-// ReleaseHeld gives up every held reservation port here: after a
-// hand-over, the successor holds them (ExportHeld exported them all); on
-// Close, nobody does. A held socket is in no epoll set, so closing this
-// process's descriptor is all.
-func (rl *Relay) ReleaseHeld() {
+// ReleaseHeld gives up the held reservation ports moved accepts (nil:
+// all): after a hand-over, the successor holds those; on Close, nobody
+// does. A held socket is in no epoll set, so closing this process's
+// descriptor is all.
+func (rl *Relay) ReleaseHeld(moved func(port int, v6 bool) bool) {
 	rl.mu.Lock()
-	hs := rl.held
-	rl.held = make(map[liveKey]*held)
+	hs := make(map[liveKey]*held)
+	for k, h := range rl.held {
+		if moved == nil || moved(k.port, k.v6) {
+			hs[k] = h
+			delete(rl.held, k)
+		}
+	}
 	rl.mu.Unlock()
 	for _, h := range hs {
 		if h.timer.Stop() {

@@ -121,7 +121,7 @@ func (rl *Relay) Close() {
 	for _, d := range rl.loops {
 		d.close()
 	}
-	rl.ReleaseHeld()
+	rl.ReleaseHeld(nil)
 }
 
 // Counters returns the traffic totals of every relay socket this relay made.

@@ -19,9 +19,6 @@ func sendWithFd(name, state string, fd int) error {
 	return unix.Sendmsg(s, []byte(state), unix.UnixRights(fd), &unix.SockaddrUnix{Name: name}, 0)
 }
 
-// ErrBarrierTimeout means systemd did not confirm a Barrier in time.
-var ErrBarrierTimeout = errors.New("systemd did not answer the barrier in time")
-
 // Barrier waits until systemd has read every notification sent before it
 // (BARRIER=1, as sd_notify_barrier(3)): a process that hands its unit to
 // a successor (MAINPID=) must not exit before systemd knows, or systemd

@@ -10,3 +10,6 @@ var ErrBadState = errors.New("invalid notification state")
 // ErrUnsupportedSocket is returned by Notify when NOTIFY_SOCKET names a socket
 // kind this package does not speak (systemd's vsock: addresses).
 var ErrUnsupportedSocket = errors.New("unsupported NOTIFY_SOCKET address")
+
+// ErrBarrierTimeout means systemd did not confirm a Barrier in time.
+var ErrBarrierTimeout = errors.New("systemd did not answer the barrier in time")
