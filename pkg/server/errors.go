@@ -11,6 +11,10 @@ var (
 	// one was told to listen on.
 	ErrAddressServed = edge.ErrAddressServed
 
+	// ErrStateVersion means a predecessor's state written by a binary of
+	// another version (Options.Inherit).
+	ErrStateVersion = errors.New("unknown server state version")
+
 	// errRecovered is returned by a callback that panicked and was recovered.
 	errRecovered = errors.New("recovered from a panic")
 )

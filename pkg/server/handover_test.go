@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +29,7 @@ func handOver(t *testing.T, from *server.Server, opts server.Options) *server.Se
 	if err != nil {
 		t.Fatalf("freeze: %v", err)
 	}
+	defer f.Thaw() // a failed test must not leave the server frozen
 	opts.Inherit = inherit(t, f)
 	to, err := server.New(opts)
 	if err != nil {
@@ -100,6 +104,7 @@ func TestStateRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("freeze: %v", err)
 	}
+	defer f.Thaw() // a failed test must not leave the server frozen
 	// Sent while neither server reads: the kernel queues it.
 	u.SendChannel(0x4000, []byte("during"))
 
@@ -197,6 +202,7 @@ func TestThawLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Thaw() // a failed test must not leave the server frozen
 	u.SendChannel(0x4000, []byte("frozen"))
 	f.Thaw()
 	if got := readChannel(t, u, 0x4000); got != "frozen" {
@@ -225,6 +231,7 @@ func TestSuccessorRefusesAnotherVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Thaw() // a failed test must not leave the server frozen
 	bad := append([]byte(nil), f.State...)
 	copy(bad, `{"version":9`)
 	opts := testOptions()
@@ -241,4 +248,76 @@ func TestSuccessorRefusesAnotherVersion(t *testing.T) {
 	if b.Table().Count() != 1 || !u.Echo(peer, "moved") {
 		t.Fatal("a later hand-over did not take the allocation")
 	}
+}
+
+// TestSuccessorAcceptsNothingBeforeStart: a successor built but not yet
+// started takes no connection, even on a sorting (PROXY) port; when the
+// hand-over then fails, the first server serves what came meanwhile.
+func TestSuccessorAcceptsNothingBeforeStart(t *testing.T) {
+	a := start(t, proxiedOptions(t))
+	addr := tcpAddr(t, a)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	f, err := a.Freeze(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Thaw() // a failed test must not leave the server frozen
+	optsB := proxiedOptions(t)
+	optsB.Inherit = inherit(t, f)
+	b, err := server.New(optsB)
+	if err != nil {
+		f.Thaw()
+		t.Fatal(err)
+	}
+	// Not from the trusted proxy: a direct client, which sends no header.
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.9")}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Nothing signals an accept that must not happen: the connection must
+	// stay in the listener's queue for a while.
+	port := c.RemoteAddr().(*net.TCPAddr).Port
+	for end := time.Now().Add(100 * time.Millisecond); time.Now().Before(end); {
+		if q := acceptQueue(t, port); q != 1 {
+			t.Fatalf("listener queue holds %d connections, want the one nobody may accept yet", q)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = b.Close()
+	f.Thaw()
+	m := stun.MustBuild(stun.TransactionID, stun.BindingRequest)
+	if _, err := c.Write(m.Raw); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(waitTimeout))
+	if _, err := c.Read(make([]byte, 1500)); err != nil {
+		t.Fatalf("the connection made during a failed hand-over was lost: %v", err)
+	}
+}
+
+// acceptQueue is how many connections wait in the accept queue of the
+// loopback TCP listener on port (/proc/net/tcp's rx_queue of a LISTEN
+// socket).
+func acceptQueue(t *testing.T, port int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(":%04X", port)
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 4 && strings.HasSuffix(f[1], want) && f[3] == "0A" { // 0A: LISTEN
+			var tx, rx int
+			if _, err := fmt.Sscanf(f[4], "%X:%X", &tx, &rx); err != nil {
+				t.Fatal(err)
+			}
+			return rx
+		}
+	}
+	t.Fatalf("no listener on port %d", port)
+	return 0
 }

@@ -88,13 +88,12 @@ type Server struct {
 	rated          allocRates                           // which allocations hold a userRates share
 	users          *userTraffic                         // for http.metrics_users
 
-	clock      allocation.Clock
-	clockStop  context.CancelFunc // the table's clock; nil while stopped
-	clockDone  chan struct{}
-	startOnce  sync.Once
-	started    atomic.Bool
-	freeze     sync.Mutex // held from Freeze to Commit or Thaw; Close, Reload and Disconnect wait
-	handedOver atomic.Bool
+	clock     allocation.Clock
+	clockStop context.CancelFunc // the table's clock; nil while stopped
+	clockDone chan struct{}
+	startOnce sync.Once
+	started   atomic.Bool
+	freeze    sync.Mutex // held from Freeze to Commit or Thaw; Close, Reload and Disconnect wait
 	// startStreams starts the readers of the connections a predecessor
 	// passed; nil: none.
 	startStreams func()

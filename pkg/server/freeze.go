@@ -1,28 +1,21 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
 	"os"
-	"time"
 
-	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/edge"
 	"github.com/turnd/turnd/internal/netaddr"
-	"github.com/turnd/turnd/internal/relay"
 	"github.com/turnd/turnd/pkg/allocation"
 )
 
 // StateVersion is the version of the state Freeze writes and the only one
 // Inherit reads.
 const StateVersion = 1
-
-// ErrStateVersion means a state written by a binary of another version.
-var ErrStateVersion = errors.New("unknown server state version")
 
 // state is what a successor needs besides the descriptors, which it names
 // by their index in the files passed along.
@@ -73,11 +66,17 @@ type Frozen struct {
 	Fds   []int
 	Names []string
 
-	s      *Server
-	ex     edge.Export
-	moved  []*allocation.Allocation
-	done   bool
-	reason error
+	s     *Server
+	ex    edge.Export
+	moved []*allocation.Allocation
+	held  map[heldKey]bool // the held ports that move
+	done  bool
+}
+
+// heldKey is a held port.
+type heldKey struct {
+	port int
+	v6   bool
 }
 
 // Freeze stops every reader (the relay's loops, the edge's, the table's
@@ -113,7 +112,11 @@ func (s *Server) frozen(ctx context.Context) (*Frozen, error) {
 		return nil, err
 	}
 	f := &Frozen{s: s}
-	ex, err := s.edge.Export(s.sockets)
+	// A connection whose allocation cannot move stays with it.
+	ex, err := s.edge.Export(s.sockets, func(tp netaddr.FiveTuple) bool {
+		a, ok := s.table.Get(tp)
+		return ok && !allocation.Movable(a)
+	})
 	if err != nil {
 		s.relay.Resume()
 		s.edge.Resume()
@@ -159,13 +162,22 @@ func (s *Server) frozen(ctx context.Context) (*Frozen, error) {
 		st.Routes = append(st.Routes, rs)
 		f.moved = append(f.moved, a)
 	}
-	// Held ports are few: duplicates, after the client-facing sockets.
+	// Held ports are few: duplicates, after the client-facing sockets;
+	// only those of reservations that move (a TLS client's stays).
 	held, err := s.relay.ExportHeld()
 	if err != nil {
 		f.cancel()
 		return nil, err
 	}
+	f.held = make(map[heldKey]bool)
+	for _, r := range snap.Reservations {
+		f.held[heldKey{r.Port, r.V6}] = true
+	}
 	for _, h := range held {
+		if !f.held[heldKey{h.Port, h.V6}] {
+			_ = h.File.Close()
+			continue
+		}
 		st.Held = append(st.Held, heldState{Port: h.Port, V6: h.V6, Left: int64(h.Left), File: len(f.Files)})
 		f.Files, f.Names = append(f.Files, h.File), append(f.Names, fmt.Sprintf("held port %d", h.Port))
 	}
@@ -204,6 +216,7 @@ func (f *Frozen) Commit() (moved, stayed int) {
 	closeFiles(f.Files)
 	if err := s.edge.Release(s.sockets, f.ex); err != nil {
 		s.log.Warn("hand-over: releasing the client-facing sockets", "err", err)
+		s.edge.Resume() // what stayed must be served whatever went wrong
 	}
 	routes := s.relay.Routes()
 	gone := make(map[*allocation.Allocation]bool, len(f.moved))
@@ -211,9 +224,8 @@ func (f *Frozen) Commit() (moved, stayed int) {
 		routes.Release(a.Route)
 		gone[a] = true
 	}
-	s.relay.ReleaseHeld()
+	s.relay.ReleaseHeld(func(port int, v6 bool) bool { return f.held[heldKey{port, v6}] })
 	s.table.EndWhere(func(a *allocation.Allocation) bool { return gone[a] }, allocation.EndMoved)
-	s.handedOver.Store(true)
 	s.relay.Resume()
 	s.startClock()
 	return len(f.moved), s.table.Count()
@@ -236,163 +248,3 @@ func (s *Server) thaw() {
 	s.startClock()
 	s.freeze.Unlock()
 }
-
-// HandedOver reports whether a successor took over this server's sockets.
-func (s *Server) HandedOver() bool { return s.handedOver.Load() }
-
-// inherited is a predecessor's state, decoded.
-type inherited struct {
-	st     state
-	snap   allocation.Snapshot
-	files  []*os.File
-	relays []*os.File
-}
-
-// decodeInherit reads a predecessor's state strictly: a field this binary
-// does not know means a format it does not know.
-func decodeInherit(in *Inherit) (*inherited, error) {
-	var st state
-	d := json.NewDecoder(bytes.NewReader(in.State))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&st); err != nil {
-		var probe struct{ Version int }
-		if json.Unmarshal(in.State, &probe) == nil && probe.Version != StateVersion {
-			return nil, fmt.Errorf("server state version %d: %w", probe.Version, ErrStateVersion)
-		}
-		return nil, fmt.Errorf("decode server state: %w", err)
-	}
-	if st.Version != StateVersion {
-		return nil, fmt.Errorf("server state version %d: %w", st.Version, ErrStateVersion)
-	}
-	snap, err := allocation.ParseSnapshot(st.Table)
-	if err != nil {
-		return nil, err
-	}
-	return &inherited{st: st, snap: snap, files: in.Files, relays: in.Relays}, nil
-}
-
-// inherit builds the server's sockets, table and relays from a
-// predecessor's state; on error the caller closes what it made.
-func (s *Server) inherit(in *inherited) error {
-	st, snap := in.st, in.snap
-	file := func(i int) (*os.File, error) {
-		if i < 0 || i >= len(in.files) {
-			return nil, fmt.Errorf("server state names descriptor %d of %d", i, len(in.files))
-		}
-		return in.files[i], nil
-	}
-	streams, err := s.adoptSockets(st.Edge, in.files)
-	if err != nil {
-		return err
-	}
-	client := func(tp netaddr.FiveTuple) (bindings.Client, error) {
-		if tp.TCP {
-			c, ok := streams[tp]
-			if !ok {
-				return bindings.Client{}, fmt.Errorf("no connection passed for %v", tp.Client)
-			}
-			return *c, nil
-		}
-		for _, sock := range s.sockets.UDP {
-			if netaddr.AddrPort(sock.LocalAddr()) == tp.Server {
-				return bindings.Client{Tuple: tp, Lane: sock}, nil
-			}
-		}
-		return bindings.Client{}, fmt.Errorf("no socket passed for %v", tp.Server)
-	}
-	if err := s.table.Restore(snap, client); err != nil {
-		return err
-	}
-	routes := s.relay.Routes()
-	for _, rs := range st.Routes {
-		tp := netaddr.FiveTuple{Client: rs.Client, Server: rs.Server, TCP: rs.TCP}
-		a, ok := s.table.Get(tp)
-		if !ok {
-			return fmt.Errorf("relay sockets of %v, which the table does not hold", tp.Client)
-		}
-		var rf relay.RouteFiles
-		w := bindings.Want{DontFragment: a.DontFragment, User: a.User}
-		for i, ri := range rs.Files {
-			if ri < 0 {
-				continue
-			}
-			if ri >= len(in.relays) || in.relays[ri] == nil {
-				return fmt.Errorf("server state names relay socket %d of %d", ri, len(in.relays))
-			}
-			rf[i] = in.relays[ri]
-			w.Families |= [2]bindings.Families{bindings.V4, bindings.V6}[i]
-		}
-		got, err := routes.Adopt(a.Route, w, rf)
-		if err != nil {
-			return fmt.Errorf("adopt relay of %v: %w", tp.Client, err)
-		}
-		// Held once: Adopt keeps its own copy.
-		for i, ri := range rs.Files {
-			if ri >= 0 {
-				_ = rf[i].Close()
-				in.relays[ri] = nil
-			}
-		}
-		if want := a.RelayedAll(); got.Addr != want {
-			return fmt.Errorf("adopted relay of %v at %v, the table says %v", tp.Client, got.Addr, want)
-		}
-		s.holdRates(a)
-	}
-	var held []relay.HeldFile
-	for _, h := range st.Held {
-		f, err := file(h.File)
-		if err != nil {
-			return err
-		}
-		held = append(held, relay.HeldFile{Port: h.Port, V6: h.V6, Left: durationNS(h.Left), File: f})
-	}
-	return s.relay.AdoptHeld(held)
-}
-
-// adoptSockets makes the client-facing sockets and the moved client
-// connections of ex's descriptors; the connections' readers start with
-// the server.
-func (s *Server) adoptSockets(ex edge.Export, files []*os.File) (map[netaddr.FiveTuple]*bindings.Client, error) {
-	l, err := s.listen(*s.cfg.Load())
-	if err != nil {
-		return nil, err
-	}
-	if s.sockets, err = edge.Adopt(l, ex, files); err != nil {
-		return nil, err
-	}
-	adopted, err := s.edge.AdoptStreams(s.sockets, ex, files, s.streamOptions())
-	if err != nil {
-		return nil, err
-	}
-	s.startStreams = adopted.Start
-	return adopted.Clients, nil
-}
-
-// exportNames names ex's descriptors for the log.
-func exportNames(ex edge.Export) []string {
-	names := make([]string, len(ex.Files))
-	for _, u := range ex.UDP {
-		names[u.File] = "udp " + u.Bound
-	}
-	for _, k := range ex.Locks {
-		names[k.File] = "lock " + k.Key
-	}
-	for _, ln := range ex.Listeners {
-		names[ln.File] = ln.Kind + " " + ln.Bound
-	}
-	for _, c := range ex.Conns {
-		names[c.File] = "tcp client " + c.Tuple.Client.String()
-	}
-	return names
-}
-
-func closeFiles(fs []*os.File) {
-	for _, f := range fs {
-		if f != nil {
-			_ = f.Close()
-		}
-	}
-}
-
-// durationNS is a duration written in nanoseconds.
-func durationNS(ns int64) time.Duration { return time.Duration(ns) }
