@@ -47,7 +47,6 @@ type handoverd struct {
 	busy      sync.Mutex    // one hand-over at a time
 	committed chan struct{} // closed once a successor serves: what stayed drains
 	once      sync.Once
-	successor int
 }
 
 func newHandoverd(d *daemon) *handoverd {
@@ -116,6 +115,9 @@ func (h *handoverd) fileSocket() *handover.Listener {
 func (h *handoverd) run(stop <-chan struct{}) {
 	var wg sync.WaitGroup
 	for _, ln := range h.lns {
+		// The PID's socket takes upgrade requests only: any root process
+		// on the host network reaches an abstract name.
+		takeOvers := ln == h.fileSocket()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -124,7 +126,7 @@ func (h *handoverd) run(stop <-chan struct{}) {
 				if err != nil {
 					return // closed: stop or a hand-over
 				}
-				go h.serveConn(c)
+				go h.serveConn(c, takeOvers)
 			}
 		}()
 	}
@@ -151,8 +153,9 @@ func (h *handoverd) finish() {
 	}
 }
 
-// serveConn answers one connection: an upgrade request, or a successor.
-func (h *handoverd) serveConn(c *handover.Conn) {
+// serveConn answers one connection: an upgrade request, or (takeOvers)
+// a successor a supervisor started.
+func (h *handoverd) serveConn(c *handover.Conn, takeOvers bool) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), h.d.cfg.Handover.Timeout)
 	defer cancel()
@@ -161,23 +164,93 @@ func (h *handoverd) serveConn(c *handover.Conn) {
 		h.log.Info("hand-over request unreadable", "err", err)
 		return
 	}
-	switch req.Kind {
-	case handover.KindUpgrade:
+	switch {
+	case req.Kind == handover.KindUpgrade:
 		pid, err := h.upgrade()
 		if err != nil {
 			h.log.Warn("upgrade failed; serving on", "err", err)
 		}
 		_ = c.AnswerUpgrade(pid, err)
-	case handover.KindTakeOver:
-		if err := h.handOver(ctx, c, req, nil); err != nil {
+	case !takeOvers:
+		_ = c.Refuse("take-overs come through handover.socket")
+	default:
+		err := h.exclusive(func() error { return h.handOver(ctx, c, req, nil) })
+		if err != nil {
+			_ = c.Refuse(err.Error()) // unread if the offer was made
 			h.log.Warn("hand-over failed; serving on", "successor", req.PID, "err", err)
 		}
 	}
 }
 
+// exclusive runs f unless another hand-over runs, one is done, or turnd
+// drains: then it says why, before any successor is started.
+func (h *handoverd) exclusive(f func() error) error {
+	if !h.busy.TryLock() {
+		return errors.New("another hand-over is in progress")
+	}
+	defer h.busy.Unlock()
+	select {
+	case <-h.committed:
+		return errors.New("this turnd has handed over already")
+	default:
+	}
+	if st := h.d.machine.Status(); st.Phase != drain.Serving {
+		return fmt.Errorf("turnd is %s", st.Phase)
+	}
+	return f()
+}
+
+// successor is a successor process this one started, reaped whatever
+// happens.
+type successor struct {
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once reaped; err is set then
+	err    error
+}
+
+func (c *successor) gone() bool {
+	select {
+	case <-c.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// why says how the successor ended if it has (it closed its end: it is
+// exiting, so a moment is enough), else err.
+func (c *successor) why(err error) error {
+	t := time.NewTimer(100 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-c.exited:
+	case <-t.C:
+		return err
+	}
+	if c.err == nil {
+		return fmt.Errorf("it exited: %w", err)
+	}
+	return fmt.Errorf("it ended (%s): %w", c.err.Error(), err)
+}
+
 // upgrade starts the successor with one end of a socket pair and hands
 // over to it; a successor that fails is killed.
 func (h *handoverd) upgrade() (int, error) {
+	if os.Getpid() == 1 {
+		// The successor would die with the namespace when this process exits.
+		return 0, errors.New("turnd is PID 1 of its PID namespace: start the successor beside it with serve --take-over")
+	}
+	var pid int
+	err := h.exclusive(func() error {
+		var err error
+		pid, err = h.startSuccessor()
+		return err
+	})
+	return pid, err
+}
+
+// startSuccessor is upgrade's work, under exclusive.
+func (h *handoverd) startSuccessor() (int, error) {
 	parent, child, err := handover.Pair()
 	if err != nil {
 		return 0, err
@@ -192,65 +265,36 @@ func (h *handoverd) upgrade() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("start successor %s: %w", h.exe, err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }() // reaped whatever happens
+	c := &successor{cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		c.err = cmd.Wait()
+		close(c.exited)
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), h.d.cfg.Handover.Timeout)
 	defer cancel()
 	err = func() error {
 		req, err := parent.ReadRequest(ctx)
-		if err != nil {
-			return fmt.Errorf("successor pid %d: %w", cmd.Process.Pid, h.exitedOr(exited, err))
+		switch {
+		case err != nil:
+			return c.why(err)
+		case req.Kind != handover.KindTakeOver:
+			return errors.New("it sent an upgrade request")
 		}
-		if req.Kind != handover.KindTakeOver {
-			return fmt.Errorf("successor pid %d sent an upgrade request", cmd.Process.Pid)
-		}
-		if err := h.handOver(ctx, parent, req, exited); err != nil {
-			return fmt.Errorf("successor pid %d: %w", cmd.Process.Pid, err)
-		}
-		return nil
+		return h.handOver(ctx, parent, req, c)
 	}()
 	if err != nil {
 		_ = cmd.Process.Kill()
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-		}
-		return 0, err
+		<-c.exited // a killed process is reaped at once
+		return 0, fmt.Errorf("successor pid %d: %w", cmd.Process.Pid, err)
 	}
 	return cmd.Process.Pid, nil
 }
 
-// exitedOr says how the successor exited if it has, else err.
-func (h *handoverd) exitedOr(exited <-chan error, err error) error {
-	select {
-	case werr := <-exited:
-		if werr == nil {
-			return fmt.Errorf("exited: %w", err)
-		}
-		return fmt.Errorf("%v: %w", werr, err)
-	case <-time.After(100 * time.Millisecond):
-		return err
-	}
-}
-
 // handOver runs the old side of the switch with a successor that sent
-// req: freeze, offer, wait for it to serve, commit; any failure thaws.
-func (h *handoverd) handOver(ctx context.Context, c *handover.Conn, req handover.Request, exited <-chan error) error {
-	if !h.busy.TryLock() {
-		_ = c.Refuse("another hand-over is in progress")
-		return errors.New("another hand-over is in progress")
-	}
-	defer h.busy.Unlock()
-	select {
-	case <-h.committed:
-		_ = c.Refuse("this turnd has handed over already")
-		return errors.New("handed over already")
-	default:
-	}
-	if st := h.d.machine.Status(); st.Phase != drain.Serving {
-		_ = c.Refuse("turnd is " + st.Phase.String())
-		return fmt.Errorf("not serving (%s)", st.Phase)
-	}
+// req: freeze, offer, wait for it to serve, commit; any failure before
+// the commit is sent thaws. It runs under exclusive; child is the
+// successor this process started, nil for one a supervisor started.
+func (h *handoverd) handOver(ctx context.Context, c *handover.Conn, req handover.Request, child *successor) error {
 	v, ok := handover.Choose(req.Versions, []int{handoverVersion})
 	if !ok {
 		reason := fmt.Sprintf("state version %d unknown to the successor (it reads %v)", handoverVersion, req.Versions)
@@ -270,22 +314,26 @@ func (h *handoverd) handOver(ctx context.Context, c *handover.Conn, req handover
 		err = c.Offer(offer)
 		stop()
 	}
-	for _, f := range extra {
-		_ = f.Close()
-	}
+	closeFiles(extra)
 	if err == nil {
 		err = c.AwaitServing(ctx)
 	}
+	// The successor reads once it hears the commit, so it is sent before
+	// anything here lets go, and only to a successor still there.
+	if err == nil && child != nil && child.gone() {
+		err = errors.New("it exited after saying it serves")
+	}
+	if err == nil {
+		err = c.Commit()
+	}
 	if err != nil {
 		frozen.Thaw()
-		if exited != nil {
-			err = h.exitedOr(exited, err)
+		if child != nil {
+			err = child.why(err)
 		}
 		return err
 	}
 	moved, stayed := frozen.Commit()
-	_ = c.Commit() // the successor serves whether or not it hears this
-	h.successor = req.PID
 	h.log.Info("handed over", "successor", req.PID, "allocations_moved", moved, "allocations_stayed", stayed,
 		"frozen", time.Since(start).Round(time.Microsecond))
 	h.afterCommit(req.PID)
@@ -301,7 +349,7 @@ func (h *handoverd) offer(v int, frozen *server.Frozen) (handover.Offer, []*os.F
 	names := append([]string(nil), frozen.Names[:len(frozen.Files)]...)
 	var extra []*os.File
 	if tl, ok := h.d.httpLn.(*net.TCPListener); ok {
-		f, err := tl.File()
+		f, err := handover.Dup(tl, "http")
 		if err != nil {
 			return handover.Offer{}, nil, fmt.Errorf("pass the http listener: %w", err)
 		}

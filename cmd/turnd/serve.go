@@ -33,6 +33,7 @@ func serve(path string, takeOverFlag bool, _, stderr io.Writer) int {
 		var err error
 		if cfg, err = config.Load(path); err != nil {
 			fmt.Fprintln(stderr, err)
+			refusePredecessor(err)
 			return 1
 		}
 	}
@@ -60,7 +61,7 @@ func serve(path string, takeOverFlag bool, _, stderr io.Writer) int {
 		return 1
 	}
 	if tk != nil {
-		if err := tk.serving(ctx); err != nil {
+		if err := tk.serving(cfg.Handover.Timeout); err != nil {
 			// The predecessor serves on: it never stopped for good.
 			log.Error("take over: the predecessor did not let go; it serves on", "err", err)
 			d.abandon()
@@ -69,9 +70,13 @@ func serve(path string, takeOverFlag bool, _, stderr io.Writer) int {
 	}
 	d.srv.Start()
 	if err := d.writePIDFile(); err != nil {
-		log.Error("start", "err", err)
-		_ = d.srv.Close()
-		return 1
+		if tk == nil {
+			log.Error("start", "err", err)
+			_ = d.srv.Close()
+			return 1
+		}
+		// The predecessor has let go: stopping now would end every call.
+		log.Error("took over, but the pidfile could not be written", "err", err)
 	}
 	defer func() {
 		if err := d.pidfile.Remove(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"syscall"
+	"time"
 
 	"github.com/turnd/turnd/internal/handover"
 	"github.com/turnd/turnd/pkg/config"
@@ -42,7 +43,7 @@ func startTakeOver(ctx context.Context, cfg config.Config, flagged bool, log *sl
 		if cfg.Handover.Socket == "" {
 			return nil, errors.New("take over: --take-over needs handover.socket in the config")
 		}
-		c, err = handover.Dial(ctx, cfg.Handover.Socket)
+		c, err = handover.Dial(ctx, cfg.Handover.Socket, 0)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
 			log.Info("no turnd to take over from; starting fresh", "socket", cfg.Handover.Socket)
 			return nil, nil
@@ -134,10 +135,12 @@ func sameAddr(bound, configured string) bool {
 	if err1 != nil || err2 != nil {
 		return bound == configured
 	}
+	// Port 0 picked a port once: the one bound is it.
+	port := c.Port() == 0 || b.Port() == c.Port()
 	if c.Addr().IsUnspecified() && b.Addr().IsUnspecified() {
-		return b.Port() == c.Port()
+		return port
 	}
-	return b.Addr().Unmap() == c.Addr().Unmap() && b.Port() == c.Port()
+	return b.Addr().Unmap() == c.Addr().Unmap() && port
 }
 
 // closeFiles closes the offered descriptors: what the process kept, it
@@ -164,11 +167,24 @@ func (t *takeOver) fail(err error) {
 }
 
 // serving tells the predecessor this process is ready, and waits for it
-// to stop for good: only then may this process read a socket.
-func (t *takeOver) serving(ctx context.Context) error {
+// to stop for good: only then may this process read a socket. The
+// predecessor answers within its own handover.timeout (a commit, or a
+// refusal or a closed socket when it thawed); twice that is the bound.
+func (t *takeOver) serving(timeout time.Duration) error {
 	defer t.c.Close()
 	if err := t.c.Serving(); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*timeout)
+	defer cancel()
 	return t.c.AwaitCommit(ctx)
+}
+
+// refusePredecessor tells a predecessor that started this process why it
+// cannot take over (its config), so that turnd upgrade says so.
+func refusePredecessor(err error) {
+	if c, ok, _ := handover.FromEnv(); ok {
+		_ = c.Fail(err.Error())
+		_ = c.Close()
+	}
 }

@@ -21,6 +21,8 @@ func TestSameAddr(t *testing.T) {
 		{"127.0.0.1:9641", "127.0.0.1:9642", false},
 		{"127.0.0.1:9641", "127.0.0.2:9641", false},
 		{"127.0.0.1:9641", "localhost:9641", false},
+		{"127.0.0.1:38037", "127.0.0.1:0", true},
+		{"127.0.0.2:38037", "127.0.0.1:0", false},
 	} {
 		if got := sameAddr(tc.bound, tc.configured); got != tc.want {
 			t.Errorf("sameAddr(%q, %q) = %v, want %v", tc.bound, tc.configured, got, tc.want)

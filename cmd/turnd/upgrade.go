@@ -56,7 +56,7 @@ func upgradeCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	c, err := handover.Dial(ctx, addr)
+	c, err := handover.Dial(ctx, addr, pid)
 	if err != nil {
 		fmt.Fprintf(stderr, "turnd upgrade: %v (is turnd running?)\n", err)
 		return 1
