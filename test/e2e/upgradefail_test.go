@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,10 +15,11 @@ import (
 
 // TestUpgradeThatFailsChangesNothing: turnd runs from an executable the
 // test can replace. A successor that exits at once, one that refuses its
-// config and one that never answers (killed after handover.timeout) each
-// make `turnd upgrade` exit non-zero with a reason while the old turnd
-// keeps every socket and relays a UDP stream on with nothing lost; with
-// the real executable and config back, an upgrade then succeeds.
+// config, one that fails after it was sent the sockets and one that never
+// answers (killed after handover.timeout) each make `turnd upgrade` exit
+// non-zero with a reason while the old turnd keeps every socket and relays
+// a UDP stream on with nothing lost; with the real executable and config
+// back, an upgrade then succeeds.
 func TestUpgradeThatFailsChangesNothing(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "turnd")
@@ -41,8 +43,10 @@ func TestUpgradeThatFailsChangesNothing(t *testing.T) {
 	s, _, relay := relayStream(t, c, peer)
 	s.waitEchoes(t, streamRate/2, 10*time.Second)
 
-	// refused runs an upgrade that must fail and checks nothing changed.
-	refused := func(name string) upgradeRun {
+	// refused runs an upgrade that must fail and checks nothing changed. A
+	// successor that ends by itself is known to have failed at once: the
+	// answer must not wait for handover.timeout.
+	refused := func(name string, prompt bool) upgradeRun {
 		t.Helper()
 		from := l.log.logCount()
 		out := runUpgrade(t, "--pid", strconv.Itoa(old.pid))
@@ -51,6 +55,10 @@ func TestUpgradeThatFailsChangesNothing(t *testing.T) {
 		if out.code == 0 || strings.TrimSpace(out.stderr) == "" {
 			t.Errorf("%s: turnd upgrade exit %d, stderr %q; want non-zero with the reason\nstdout: %s",
 				name, out.code, out.stderr, out.stdout)
+		}
+		if prompt && out.took >= cfg.Handover.Timeout {
+			t.Errorf("%s: turnd upgrade answered after %v, want before handover.timeout (%v): the successor had exited",
+				name, out.took.Round(time.Millisecond), cfg.Handover.Timeout)
 		}
 		if old.exited() {
 			t.Fatalf("%s: the old turnd exited", name)
@@ -65,20 +73,33 @@ func TestUpgradeThatFailsChangesNothing(t *testing.T) {
 	}
 
 	replaceExecutable(t, bin, []byte("#!/bin/sh\nexit 1\n"))
-	refused("a successor that exits at once")
+	refused("a successor that exits at once", true)
 
 	replaceExecutable(t, bin, real)
 	if err := os.WriteFile(path, []byte("realm: [broken\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	refused("a successor that refuses its config")
+	refused("a successor that refuses its config", true)
+
+	// This one fails after the old process froze and sent its sockets:
+	// the config adds a TCP listener on an address the test holds, which
+	// the successor must bind anew and cannot. The old process thaws.
+	busy, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	grown := cfg
+	grown.Listen.TCP = append(append([]string{}, cfg.Listen.TCP...), busy.Addr().String())
+	rewriteConfig(t, path, grown)
+	refused("a successor that fails after the offer", true)
+	busy.Close()
 	if err := os.WriteFile(path, good, 0o600); err != nil {
 		t.Fatal(err)
 	}
 
 	pidFile := filepath.Join(dir, "hung.pid")
 	replaceExecutable(t, bin, []byte("#!/bin/sh\necho $$ > "+pidFile+"\nexec sleep 30\n"))
-	hung := refused("a successor that never answers")
+	hung := refused("a successor that never answers", false)
 	if hung.took < cfg.Handover.Timeout || hung.took > cfg.Handover.Timeout+5*time.Second {
 		t.Errorf("an unanswering successor was given up after %v, want handover.timeout (%v)", hung.took, cfg.Handover.Timeout)
 	}
@@ -95,7 +116,7 @@ func TestUpgradeThatFailsChangesNothing(t *testing.T) {
 	s.waitEchoes(t, s.echoed()+streamRate/2, 10*time.Second)
 	requireOwner(t, "the relayed socket", "udp", relay.String(), "", next, old, next)
 	refresh(t, c, tap, refreshTo)
-	s.finish(t).requirePerfect(t, "UDP stream across three failed upgrades and a good one")
+	s.finish(t).requirePerfect(t, "UDP stream across four failed upgrades and a good one")
 	if errs := tap.errorsSince(mark); len(errs) > 0 {
 		t.Errorf("error responses after the upgrade: %v", errs)
 	}
