@@ -141,6 +141,9 @@ func TestUpgradePionStreams(t *testing.T) {
 			// The old process is gone: whatever answers now is the new one.
 			requireOwner(t, "the relayed socket", "udp", relay.String(), "", next, old, next)
 			requireOwner(t, "the HTTP listener", "tcp", l.log.HTTP, "0.0.0.0:0", next, old, next)
+			if n := sumPrefix(l.log.scrape(), "turnd_allocations{"); n != 1 {
+				t.Errorf("the new process counts %v allocations, want the 1 it took over", n)
+			}
 			refresh(t, c, tap, refreshTo)
 			res := s.finish(t)
 			res.requirePerfect(t, network+" stream across the upgrade")

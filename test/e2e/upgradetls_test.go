@@ -31,6 +31,7 @@ func TestUpgradeKeepsTLSInTheOldProcess(t *testing.T) {
 	requireOwner(t, "the TLS client's connection", "tcp", l.log.TLS, local, old, old, next)
 	requireOwner(t, "the TLS client's relayed socket", "udp", relay.String(), "", old, old, next)
 	requireOwner(t, "the TLS listener", "tcp", l.log.TLS, "0.0.0.0:0", next, old, next)
+	requireOwner(t, "the HTTP listener", "tcp", l.log.HTTP, "0.0.0.0:0", next, old, next)
 
 	// A new TLS connection is the new process's.
 	fresh := testturn.DialTLS(t, l.log.TLS, clientTLS, "demo", "demo")
