@@ -118,11 +118,18 @@ func (l *lineage) serving() *proc {
 // succeed and returns the successor it names.
 func (l *lineage) upgrade() *proc {
 	l.t.Helper()
+	return l.upgradeWith("--pid", strconv.Itoa(l.serving().pid))
+}
+
+// upgradeWith is upgrade with the command's arguments (how it names the
+// process: --pid, --pidfile or --config).
+func (l *lineage) upgradeWith(args ...string) *proc {
+	l.t.Helper()
 	old := l.serving()
-	out := runUpgrade(l.t, "--pid", strconv.Itoa(old.pid))
+	out := runUpgrade(l.t, args...)
 	if out.code != 0 {
-		l.t.Fatalf("turnd upgrade --pid %d: exit %d after %v\nstdout:\n%s\nstderr:\n%s",
-			old.pid, out.code, out.took, out.stdout, out.stderr)
+		l.t.Fatalf("turnd upgrade %v: exit %d after %v\nstdout:\n%s\nstderr:\n%s",
+			args, out.code, out.took, out.stdout, out.stderr)
 	}
 	pid, err := lastLinePID(out.stdout)
 	if err != nil || pid == old.pid {

@@ -1,0 +1,60 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/turnd/turnd/internal/testturn"
+)
+
+// TestUpgradeTargets: `turnd upgrade` finds the process by its pidfile and
+// by its config's handover.socket as well as by PID, and the pidfile names
+// each successor once it serves; a draining turnd refuses to upgrade and
+// drains on. One UDP allocation relays throughout.
+func TestUpgradeTargets(t *testing.T) {
+	dir := t.TempDir()
+	cfg := upgradeConfig(t)
+	cfg.PIDFile = filepath.Join(dir, "turnd.pid")
+	cfg.Handover.Socket = filepath.Join(dir, "handover.sock")
+	path := writeConfig(t, cfg)
+	l := startUpgradable(t, path)
+	peer := echoPeer(t)
+	c := testturn.Dial(t, "udp", l.log.UDP, "demo", "demo")
+	relayed(t, c, peer)
+
+	for _, args := range [][]string{{"--pidfile", cfg.PIDFile}, {"--config", path}} {
+		old := l.serving()
+		from := l.log.logCount()
+		next := l.upgradeWith(args...)
+		l.handedOver(from, next, 1, 0)
+		old.waitGone(t, 10*time.Second, l.log)
+		pidfileHolds(t, cfg.PIDFile, next.pid) // the old one, exiting, left it alone
+		if !c.Echo(peer, "after turnd upgrade "+strings.Join(args, " ")) {
+			t.Fatalf("the allocation stopped relaying after turnd upgrade %v", args)
+		}
+	}
+
+	draining := l.serving()
+	from := l.log.logCount()
+	if err := unix.PidfdSendSignal(draining.fd, unix.SIGTERM, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	l.log.waitLogFrom(from, "drain started", 5*time.Second)
+	out := runUpgrade(t, "--pid", strconv.Itoa(draining.pid))
+	t.Logf("upgrade of a draining turnd: exit %d; stderr: %s", out.code, strings.TrimSpace(out.stderr))
+	if out.code == 0 || strings.TrimSpace(out.stderr) == "" {
+		t.Errorf("turnd upgrade of a draining turnd: exit %d, stderr %q; want non-zero with the reason\n%s",
+			out.code, out.stderr, out.stdout)
+	}
+	if draining.exited() || l.log.countLogFrom(from, "handed over") != 0 {
+		t.Fatal("the draining turnd handed over or exited")
+	}
+	if !c.Echo(peer, "draining on") {
+		t.Fatal("the allocation stopped relaying in the drain")
+	}
+}
