@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pion/stun/v4"
 	"golang.org/x/sys/unix"
 
 	"github.com/turnd/turnd/internal/testturn"
@@ -56,5 +58,44 @@ func TestUpgradeTargets(t *testing.T) {
 	}
 	if !c.Echo(peer, "draining on") {
 		t.Fatal("the allocation stopped relaying in the drain")
+	}
+}
+
+// TestUpgradeKeepsReservations: an EVEN-PORT reservation made before the
+// upgrade is honoured by the new process: another client's Allocate with
+// its RESERVATION-TOKEN gets the held port P+1, and the allocation that
+// reserved it relays on from P.
+func TestUpgradeKeepsReservations(t *testing.T) {
+	l := startUpgradable(t, writeConfig(t, upgradeConfig(t)))
+	peer := echoPeer(t)
+	first := testturn.Dial(t, "udp", l.log.UDP, "demo", "demo")
+	resp := first.Allocate(testturn.RawAttr(stun.AttrEvenPort, []byte{0x80}))
+	if code := testturn.ErrorCode(resp); code != 0 {
+		t.Fatalf("allocate with EVEN-PORT R=1: %d", code)
+	}
+	even := testturn.Relayed(t, resp)
+	token, err := resp.Get(stun.AttrReservationToken)
+	if err != nil || even.Port%2 != 0 {
+		t.Fatalf("relayed %v with token %x (%v): want an even port and a token", even, token, err)
+	}
+
+	old := l.serving()
+	next := l.upgrade()
+	l.handedOver(0, next, 1, 0)
+	old.waitGone(t, 10*time.Second, l.log)
+	// The new process holds P+1 itself: nobody else may take it meanwhile.
+	held := net.JoinHostPort(even.IP.String(), strconv.Itoa(even.Port+1))
+	requireOwner(t, "the held port", "udp", held, "", next, old, next)
+
+	second := testturn.Dial(t, "udp", l.log.UDP, "demo", "demo")
+	resp = second.Allocate(testturn.RawAttr(stun.AttrReservationToken, token))
+	if code := testturn.ErrorCode(resp); code != 0 {
+		t.Fatalf("allocate with the reservation token on the new process: %d", code)
+	}
+	if got := testturn.Relayed(t, resp); got.Port != even.Port+1 || !got.IP.Equal(even.IP) {
+		t.Fatalf("the token got %v, want the held %v:%d", got, even.IP, even.Port+1)
+	}
+	if code := first.Permit(peer); code != 0 || !first.Echo(peer, "from the even port") {
+		t.Fatalf("the reserving allocation on %v: permission %d, or no echo", even, code)
 	}
 }
