@@ -13,37 +13,56 @@ import (
 	"time"
 )
 
-// socketOwners returns which of procs hold an IPv4 socket of proto ("udp"
-// or "tcp") bound to local and, when remote is not empty, connected to
+// socketOwners returns which of procs hold a socket of proto ("udp" or
+// "tcp") bound to local and, when remote is not empty, connected to
 // remote: the kernel's view of which process serves an address, from
 // /proc/net and each process's descriptors.
 func socketOwners(t *testing.T, proto, local, remote string, procs ...*proc) []int {
 	t.Helper()
 	inodes := socketInodes(t, proto, local, remote)
 	if len(inodes) == 0 {
-		t.Fatalf("no %s socket on %s (remote %q) in /proc/net/%s", proto, local, remote, proto)
+		t.Fatalf("no %s socket on %s (remote %q) in /proc/net", proto, local, remote)
 	}
 	var owners []int
 	for _, p := range procs {
-		if p.exited() {
-			continue
-		}
-		fds, _ := os.ReadDir("/proc/" + strconv.Itoa(p.pid) + "/fd") // a process exiting meanwhile holds nothing
-		for _, fd := range fds {
-			link, _ := os.Readlink("/proc/" + strconv.Itoa(p.pid) + "/fd/" + fd.Name())
-			if inode, ok := strings.CutPrefix(link, "socket:["); ok && inodes[strings.TrimSuffix(inode, "]")] {
-				owners = append(owners, p.pid)
-				break
-			}
+		if heldBy(p, inodes) > 0 {
+			owners = append(owners, p.pid)
 		}
 	}
 	return owners
 }
 
+// socketsHeld is how many sockets of proto bound to local p holds (a
+// SO_REUSEPORT group has several).
+func socketsHeld(t *testing.T, proto, local string, p *proc) int {
+	t.Helper()
+	return heldBy(p, socketInodes(t, proto, local, ""))
+}
+
+// heldBy is how many of the sockets inodes names p holds.
+func heldBy(p *proc, inodes map[string]bool) int {
+	if p.exited() {
+		return 0
+	}
+	n := 0
+	fds, _ := os.ReadDir("/proc/" + strconv.Itoa(p.pid) + "/fd") // a process exiting meanwhile holds nothing
+	for _, fd := range fds {
+		link, _ := os.Readlink("/proc/" + strconv.Itoa(p.pid) + "/fd/" + fd.Name())
+		if inode, ok := strings.CutPrefix(link, "socket:["); ok && inodes[strings.TrimSuffix(inode, "]")] {
+			n++
+		}
+	}
+	return n
+}
+
 // socketInodes returns the inodes of the sockets socketOwners looks for.
 func socketInodes(t *testing.T, proto, local, remote string) map[string]bool {
 	t.Helper()
-	b, err := readProcNet(proto)
+	file := proto
+	if ap, err := netip.ParseAddrPort(local); err == nil && ap.Addr().Is6() {
+		file += "6"
+	}
+	b, err := readProcNet(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,16 +82,29 @@ func socketInodes(t *testing.T, proto, local, remote string) map[string]bool {
 	return inodes
 }
 
-// procNetAddr is addr ("127.0.0.1:3478") as /proc/net/{udp,tcp} write it:
-// the IPv4 address as a little-endian word in hex, then the port.
+// procNetAddr is addr ("127.0.0.1:3478", "[::1]:3478") as /proc/net/udp,
+// tcp, udp6 and tcp6 write it: the address as 32-bit little-endian words
+// in hex, then the port. An IPv4 address and an IPv4-mapped one are the
+// same socket address, written in the file of their own family.
 func procNetAddr(t *testing.T, addr string) string {
 	t.Helper()
 	ap, err := netip.ParseAddrPort(addr)
-	if err != nil || !ap.Addr().Is4() {
-		t.Fatalf("address %q: want IPv4 ip:port (%v)", addr, err)
+	if err != nil {
+		t.Fatalf("address %q: %v", addr, err)
 	}
-	ip := ap.Addr().As4()
-	return fmt.Sprintf("%02X%02X%02X%02X:%04X", ip[3], ip[2], ip[1], ip[0], ap.Port())
+	var b []byte
+	if ap.Addr().Is4() {
+		a := ap.Addr().As4()
+		b = a[:]
+	} else {
+		a := ap.Addr().As16()
+		b = a[:]
+	}
+	var s strings.Builder
+	for i := 0; i < len(b); i += 4 {
+		fmt.Fprintf(&s, "%02X%02X%02X%02X", b[i+3], b[i+2], b[i+1], b[i])
+	}
+	return fmt.Sprintf("%s:%04X", s.String(), ap.Port())
 }
 
 // requireOwner fails unless want, alone among procs, holds the socket, once
