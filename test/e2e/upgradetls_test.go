@@ -115,3 +115,37 @@ func TestSecondUpgradeWhileTLSDrains(t *testing.T) {
 	}
 	relayed(t, testturn.Dial(t, "udp", l.log.UDP, "demo", "demo"), peer.addr())
 }
+
+// TestUpgradeOldProcessDrainDeadline: a TLS client that never leaves holds
+// the old process only until drain.timeout, counted from the hand-over;
+// then the old process closes it and exits 0, and the new one serves on.
+func TestUpgradeOldProcessDrainDeadline(t *testing.T) {
+	cfg := upgradeConfig(t)
+	cfg.Drain.Timeout = 2 * time.Second
+	clientTLS := withFixedTLS(t, &cfg)
+	l := startUpgradable(t, writeConfig(t, cfg))
+	peer := echoPeer(t)
+	c := testturn.DialTLS(t, l.log.TLS, clientTLS, "demo", "demo")
+	relayed(t, c, peer)
+
+	old := l.serving()
+	next := l.upgrade()
+	handed := time.Now()
+	l.handedOver(0, next, 0, 1)
+	if code := c.Refresh(10 * time.Minute); code != 0 {
+		t.Fatalf("refresh on the old process: %d", code)
+	}
+	if code := old.waitGone(t, 10*time.Second, l.log); code != 0 {
+		t.Errorf("the old turnd exited %d at its drain deadline, want 0", code)
+	}
+	if d := time.Since(handed); d < cfg.Drain.Timeout || d > cfg.Drain.Timeout+3*time.Second {
+		t.Errorf("the old turnd exited %v after the hand-over, want about drain.timeout (%v)", d, cfg.Drain.Timeout)
+	}
+	if !c.WaitClosed(readDeadline) {
+		t.Error("the TLS client's connection stayed open after the old process exited")
+	}
+	if next.exited() {
+		t.Fatal("the new turnd exited with the old one")
+	}
+	relayed(t, testturn.DialTLS(t, l.log.TLS, clientTLS, "demo", "demo"), peer)
+}
