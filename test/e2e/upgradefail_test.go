@@ -14,7 +14,7 @@ import (
 )
 
 // TestUpgradeThatFailsChangesNothing: turnd runs from an executable the
-// test can replace. A successor that exits at once, one that refuses its
+// test can replace. No executable at the path, a successor that exits at once, one that refuses its
 // config, one that fails after it was sent the sockets and one that never
 // answers (killed after handover.timeout) each make `turnd upgrade` exit
 // non-zero with a reason while the old turnd keeps every socket and relays
@@ -72,6 +72,11 @@ func TestUpgradeThatFailsChangesNothing(t *testing.T) {
 		return out
 	}
 
+	if err := os.Remove(bin); err != nil {
+		t.Fatal(err)
+	}
+	refused("no executable at the path", true)
+
 	replaceExecutable(t, bin, []byte("#!/bin/sh\nexit 1\n"))
 	refused("a successor that exits at once", true)
 
@@ -116,7 +121,7 @@ func TestUpgradeThatFailsChangesNothing(t *testing.T) {
 	s.waitEchoes(t, s.echoed()+streamRate/2, 10*time.Second)
 	requireOwner(t, "the relayed socket", "udp", relay.String(), "", next, old, next)
 	refresh(t, c, tap, refreshTo)
-	s.finish(t).requirePerfect(t, "UDP stream across four failed upgrades and a good one")
+	s.finish(t).requirePerfect(t, "UDP stream across five failed upgrades and a good one")
 	if errs := tap.errorsSince(mark); len(errs) > 0 {
 		t.Errorf("error responses after the upgrade: %v", errs)
 	}

@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"net"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -98,4 +102,73 @@ func TestUpgradeKeepsReservations(t *testing.T) {
 	if code := first.Permit(peer); code != 0 || !first.Echo(peer, "from the even port") {
 		t.Fatalf("the reserving allocation on %v: permission %d, or no echo", even, code)
 	}
+}
+
+// TestConcurrentUpgrades: two `turnd upgrade` at once on one turnd that
+// stays up afterwards (a TLS client holds it): one hands over, the other
+// is refused with a reason and no second successor is left running (the
+// lineage's cleanup would see it write the log); both clients relay on.
+func TestConcurrentUpgrades(t *testing.T) {
+	cfg := upgradeConfig(t)
+	clientTLS := withFixedTLS(t, &cfg)
+	l := startUpgradable(t, writeConfig(t, cfg))
+	peer := echoPeer(t)
+	c := testturn.Dial(t, "udp", l.log.UDP, "demo", "demo")
+	relayed(t, c, peer)
+	held := testturn.DialTLS(t, l.log.TLS, clientTLS, "demo", "demo")
+	relayed(t, held, peer)
+	old := l.serving()
+	outs := make(chan upgradeRun, 2)
+	for range 2 {
+		go func() { outs <- runUpgradeQuiet(strconv.Itoa(old.pid)) }()
+	}
+	var won []upgradeRun
+	for range 2 {
+		out := <-outs
+		t.Logf("exit %d after %v; stdout %q; stderr %q", out.code, out.took.Round(time.Millisecond),
+			strings.TrimSpace(out.stdout), strings.TrimSpace(out.stderr))
+		switch {
+		case out.code == 0:
+			won = append(won, out)
+		case strings.TrimSpace(out.stderr) == "":
+			t.Errorf("a refused upgrade said no reason")
+		}
+	}
+	if len(won) != 1 {
+		t.Fatalf("%d of 2 concurrent upgrades succeeded, want 1", len(won))
+	}
+	pid, err := lastLinePID(won[0].stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := l.adopt(pid)
+	l.handedOver(0, next, 1, 1)
+	if n := l.log.countLogFrom(0, "handed over"); n != 1 {
+		t.Errorf("%d hand-overs logged, want 1", n)
+	}
+	if !c.Echo(peer, "after two upgrades at once") || !held.Echo(peer, "in the old process") {
+		t.Fatal("a client stopped relaying")
+	}
+	requireOwner(t, "the UDP listener", "udp", l.log.UDP, "", next, old, next)
+}
+
+// runUpgradeQuiet is runUpgrade for another goroutine: it reports a run
+// that could not be made as exit -1.
+func runUpgradeQuiet(pid string) upgradeRun {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, turndBin, "upgrade", "--pid", pid)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	began := time.Now()
+	err := cmd.Run()
+	out := upgradeRun{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(began)}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		out.code = ee.ExitCode()
+	case err != nil:
+		out.code, out.stderr = -1, err.Error()
+	}
+	return out
 }
