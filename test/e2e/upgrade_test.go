@@ -148,7 +148,7 @@ func TestUpgradePionStreams(t *testing.T) {
 			res := s.finish(t)
 			res.requirePerfect(t, network+" stream across the upgrade")
 			if !res.gapEnd.IsZero() {
-				t.Logf("longest gap ended %v after the upgrade began", res.gapEnd.Sub(began).Round(time.Millisecond))
+				t.Logf("the longest gap ended %v from the start of the upgrade (negative: before it)", res.gapEnd.Sub(began).Round(time.Millisecond))
 			}
 			if after := readRcvbufErrors(t); after != drops {
 				t.Errorf("UDP receive-buffer errors moved across the upgrade: %+v -> %+v", drops, after)
