@@ -174,7 +174,7 @@ func refresh(t *testing.T, c *turn.Client, tap *wireTap, d time.Duration) {
 	}
 	if res.Msg.Type != stun.NewType(stun.MethodRefresh, stun.ClassSuccessResponse) ||
 		testturn.LifetimeOf(t, res.Msg) != d || integrity.Check(res.Msg) != nil {
-		t.Fatalf("refresh answered %v, want a signed success granting %v", res.Msg, d)
+		t.Fatalf("refresh answered %v (error %d), want a signed success granting %v", res.Msg, testturn.ErrorCode(res.Msg), d)
 	}
 }
 

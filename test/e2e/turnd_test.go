@@ -83,6 +83,13 @@ func first(v any) string {
 
 // collect parses turnd's JSON log lines until it exits.
 func (p *turnd) collect(r io.Reader) {
+	p.scan(r)
+	p.err = p.cmd.Wait()
+	close(p.done)
+}
+
+// scan parses JSON log lines from r until it ends.
+func (p *turnd) scan(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -97,8 +104,6 @@ func (p *turnd) collect(r io.Reader) {
 		p.added = make(chan struct{})
 		p.mu.Unlock()
 	}
-	p.err = p.cmd.Wait()
-	close(p.done)
 }
 
 // waitLog waits for a log line whose msg contains substr and returns it.

@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/turnd/turnd/internal/testturn"
+)
+
+// TestUpgradeKeepsRFC6062InTheOldProcess: an RFC 6062 allocation (pion's
+// client, a TCP relay with a connection to a TCP peer) stays with the old
+// process with its control and data connections: bytes flow both ways
+// after the upgrade, its Refresh is answered there, a new TCP client is the
+// new process's, and once the allocation is released the old process
+// writes its usage record and exits 0.
+func TestUpgradeKeepsRFC6062InTheOldProcess(t *testing.T) {
+	l := startUpgradable(t, writeConfig(t, upgradeConfig(t)))
+	c, tap, control := pionDial(t, "tcp", l.log.TCP, nil)
+	alloc, err := c.AllocateTCP()
+	if err != nil {
+		t.Fatalf("allocate tcp: %v", err)
+	}
+	relay := alloc.Addr().(*net.TCPAddr)
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan *net.TCPConn, 1)
+	go func() {
+		if conn, err := ln.AcceptTCP(); err == nil {
+			accepted <- conn
+		}
+	}()
+	data, err := alloc.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("dial the peer through the relay: %v", err)
+	}
+	defer data.Close()
+	var atPeer *net.TCPConn
+	select {
+	case atPeer = <-accepted:
+	case <-time.After(readDeadline):
+		t.Fatal("the peer accepted no connection from the relay")
+	}
+	defer atPeer.Close()
+	relayed := exchange(t, "before the upgrade", data, atPeer)
+
+	old := l.serving()
+	next := l.upgrade()
+	l.handedOver(0, next, 0, 1)
+	relayed += exchange(t, "after the upgrade", data, atPeer)
+	if old.exited() {
+		t.Fatal("the old turnd exited while it held an RFC 6062 allocation")
+	}
+	requireOwner(t, "the control connection", "tcp", l.log.TCP, control, old, old, next)
+	requireOwner(t, "the relay's connection to the peer", "tcp", relay.String(), ln.Addr().String(), old, old, next)
+	requireOwner(t, "the TCP listener", "tcp", l.log.TCP, "0.0.0.0:0", next, old, next)
+	refresh(t, c, tap, refreshTo)
+	relayed += exchange(t, "after the refresh", data, atPeer)
+	relayedTo(t, testturn.Dial(t, "tcp", l.log.TCP, "demo", "demo"), echoPeer(t), next, old, next)
+
+	released := l.log.logCount()
+	if err := alloc.Close(); err != nil { // Refresh(0) on the control connection
+		t.Fatalf("close: %v", err)
+	}
+	if code := old.waitGone(t, 10*time.Second, l.log); code != 0 {
+		t.Errorf("the old turnd exited %d once its RFC 6062 allocation was released, want 0", code)
+	}
+	rec, _ := l.log.waitLogFrom(released, "allocation deleted", time.Second)
+	if rec["relay"] != relay.String() || rec["reason"] != "released" ||
+		rec["to_peer_bytes"] != float64(relayed) || rec["from_peer_bytes"] != float64(relayed) {
+		t.Errorf("usage record %v, want the TCP relay %v released with %d bytes each way", rec, relay, relayed)
+	}
+}
+
+// relayedTo is relayed, and checks that want alone of procs holds the
+// client's relayed socket.
+func relayedTo(t *testing.T, c *testturn.Client, peer *net.UDPAddr, want *proc, procs ...*proc) {
+	t.Helper()
+	relay := c.MustAllocate()
+	if code := c.Permit(peer); code != 0 {
+		t.Fatalf("CreatePermission: error %d", code)
+	}
+	if !c.Echo(peer, "relayed") {
+		t.Fatal("no echo through the relay")
+	}
+	requireOwner(t, "a new client's relayed socket", "udp", relay.String(), "", want, procs...)
+}
