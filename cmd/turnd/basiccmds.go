@@ -19,7 +19,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("turnd serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := fs.String("config", "", "configuration file (YAML); empty runs the embedded loopback demo config")
-	fs.Usage = usage(fs, "turnd [serve] [--config FILE]",
+	takeOver := fs.Bool("take-over", false, "take over the sockets and allocations of the turnd serving handover.socket "+
+		"(none there: start fresh)")
+	fs.Usage = usage(fs, "turnd [serve] [--config FILE] [--take-over]",
 		"Runs turnd until it has drained (SIGTERM, SIGINT or SIGUSR1 start the drain; SIGHUP reloads the file).")
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
@@ -28,7 +30,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "turnd serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	return serve(*path, stdout, stderr)
+	return serve(*path, *takeOver, stdout, stderr)
 }
 
 // coturnFlagHint answers coturn's -c (its config file flag) with what turnd

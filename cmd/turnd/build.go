@@ -36,13 +36,15 @@ type daemon struct {
 	srv          *server.Server
 	httpLn       net.Listener  // nil: no HTTP listener
 	pidfile      *pidfile.File // nil: none
+	hd           *handoverd    // the hand-over sockets
 	// warnings are problems turnd runs with, listed in /status.
 	warnings []string
 }
 
-// build creates turnd's components and binds every socket; on error nothing
-// is left open. The pidfile, if any, is written last.
-func build(cfg config.Config, log *slog.Logger, logOut *logWriter) (*daemon, error) {
+// build creates turnd's components and binds every socket, or takes them
+// over from tk's predecessor (nil: none); on error nothing is left open.
+// Nothing reads a socket before srv.Start.
+func build(cfg config.Config, log *slog.Logger, logOut *logWriter, tk *takeOver) (*daemon, error) {
 	d := &daemon{cfg: cfg, log: log, started: time.Now(), notifier: newNotifier(log), drainStarted: make(chan struct{})}
 	// Before the first socket is bound, so every listener and relay socket
 	// counts against the raised limit.
@@ -78,7 +80,7 @@ func build(cfg config.Config, log *slog.Logger, logOut *logWriter) (*daemon, err
 	}
 	d.srv, err = server.New(server.Options{
 		Config: cfg, Logger: log, Observer: d.metrics, Table: d.table, Traffic: d.totals,
-		DrainChanged: drainChanged,
+		DrainChanged: drainChanged, Inherit: tk.inherit(),
 	})
 	if err != nil {
 		return nil, err
@@ -89,7 +91,7 @@ func build(cfg config.Config, log *slog.Logger, logOut *logWriter) (*daemon, err
 			return nil, fmt.Errorf("register user metrics: %w", err)
 		}
 	}
-	if err := d.bindRest(); err != nil {
+	if err := d.bindRest(tk); err != nil {
 		_ = d.srv.Close()
 		return nil, err
 	}
@@ -97,8 +99,8 @@ func build(cfg config.Config, log *slog.Logger, logOut *logWriter) (*daemon, err
 }
 
 // bindRest opens what comes after the TURN server: the HTTP listener and
-// the pidfile.
-func (d *daemon) bindRest() error {
+// the hand-over sockets, the predecessor's where it passed them.
+func (d *daemon) bindRest(tk *takeOver) error {
 	// Problems turnd runs with but an operator should fix: logged now and
 	// listed in /status, where a dashboard or `turnd status` shows them.
 	if w := ephemeralOverlap(d.cfg.Relay, readEphemeralRange); w != "" {
@@ -107,24 +109,52 @@ func (d *daemon) bindRest() error {
 	}
 	d.warnTokenFile()
 	if a := d.cfg.HTTP.Address; a != "" {
-		ln, err := net.Listen("tcp", a)
+		ln, err := tk.httpListener(a)
+		if err == nil && ln == nil {
+			ln, err = net.Listen("tcp", a)
+		}
 		if err != nil {
 			return fmt.Errorf("listen http %s: %w", a, err)
 		}
 		d.httpLn = ln
 		d.srv.AddOwnAddress(ln.Addr())
 	}
-	if d.cfg.PIDFile != "" {
-		f, err := pidfile.Write(d.cfg.PIDFile, os.Getpid())
-		if err != nil {
-			if d.httpLn != nil {
-				_ = d.httpLn.Close()
-			}
-			return err
+	d.hd = newHandoverd(d)
+	var passed *os.File
+	if tk != nil {
+		passed = tk.file(tk.state.Socket)
+	}
+	if err := d.hd.listen(passed); err != nil {
+		if d.httpLn != nil {
+			_ = d.httpLn.Close()
 		}
-		d.pidfile = f
+		return err
 	}
 	return nil
+}
+
+// writePIDFile writes the pidfile, if any: once this process serves, so a
+// successor that fails never replaces its predecessor's.
+func (d *daemon) writePIDFile() error {
+	if d.cfg.PIDFile == "" {
+		return nil
+	}
+	f, err := pidfile.Write(d.cfg.PIDFile, os.Getpid())
+	if err != nil {
+		return err
+	}
+	d.pidfile = f
+	return nil
+}
+
+// abandon closes a successor that never served: the descriptors were
+// duplicates, the allocations stay its predecessor's.
+func (d *daemon) abandon() {
+	d.hd.close()
+	if d.httpLn != nil {
+		_ = d.httpLn.Close()
+	}
+	_ = d.srv.Close()
 }
 
 // warnTokenFile logs what is wrong with the admin token file's permissions.

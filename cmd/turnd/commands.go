@@ -23,6 +23,7 @@ func commands() []commandInfo {
 		{"import-coturn", "convert a coturn turnserver.conf (and flags) to turnd YAML", importCoturn},
 		{"status", "summarise a running turnd's /status: state, allocations, traffic, drain progress", statusCmd},
 		{"drain", "start a running turnd's drain (SIGTERM); --wait follows it to the end", drainCmd},
+		{"upgrade", "hand a running turnd's sockets and allocations to a successor from its executable path", upgradeCmd},
 		{"sessions", "list a running turnd's live allocations with their traffic (admin token)", sessionsCmd},
 		{"disconnect", "end live allocations of a user, or one by ID, at once (admin token)", disconnectCmd},
 		{"version", "print the version", versionCmd},

@@ -24,7 +24,7 @@ import (
 
 // serve runs turnd until its drain ends; the exit code is 0 for any stop
 // the operator asked for, 1 when turnd could not start or a component failed.
-func serve(path string, _, stderr io.Writer) int {
+func serve(path string, takeOverFlag bool, _, stderr io.Writer) int {
 	// First, before anything can write a log line: a closed stderr must not
 	// kill a relay that carries live calls.
 	ignoreSIGPIPE()
@@ -45,9 +45,32 @@ func serve(path string, _, stderr io.Writer) int {
 	log, level := newLogger(logOut, cfg.Log.Format, cfg.Log.Level)
 	logOut.ReportDropsTo(log)
 	startProfiler(log)
-	d, err := build(cfg, log, logOut)
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Handover.Timeout)
+	defer cancel()
+	tk, err := startTakeOver(ctx, cfg, takeOverFlag, log)
 	if err != nil {
 		log.Error("start", "err", err)
+		return 1
+	}
+	d, err := build(cfg, log, logOut, tk)
+	tk.closeFiles() // what the server kept, it duplicated
+	if err != nil {
+		tk.fail(err)
+		log.Error("start", "err", err)
+		return 1
+	}
+	if tk != nil {
+		if err := tk.serving(ctx); err != nil {
+			// The predecessor serves on: it never stopped for good.
+			log.Error("take over: the predecessor did not let go; it serves on", "err", err)
+			d.abandon()
+			return 1
+		}
+	}
+	d.srv.Start()
+	if err := d.writePIDFile(); err != nil {
+		log.Error("start", "err", err)
+		_ = d.srv.Close()
 		return 1
 	}
 	defer func() {
@@ -55,6 +78,9 @@ func serve(path string, _, stderr io.Writer) int {
 			log.Warn("stop", "err", err)
 		}
 	}()
+	if tk != nil {
+		log.Info("took over", "allocations", d.table.Count())
+	}
 	reportCapacity(log, d.nofile, cfg.Relay)
 	announce(log, cfg, path, d.srv, d.httpLn)
 	d.notifier.ready()
@@ -93,6 +119,7 @@ func (d *daemon) run(sigs osSignals, reloadFile func()) (actor string, err error
 	drainCtx, cancelDrain := context.WithCancel(context.Background())
 	g.Add(named("drain", func() error {
 		d.drain(drainCtx, signals)
+		d.waitAfterHandover(drainCtx, signals)
 		return nil
 	}), func(error) { cancelDrain() })
 
@@ -105,6 +132,26 @@ func (d *daemon) run(sigs osSignals, reloadFile func()) (actor string, err error
 			run(d.drainStarted, progressStop, ticker.C)
 		return nil
 	}), func(error) { close(progressStop) })
+
+	// Hand-over: upgrade requests and successors; once one serves, what
+	// stayed here (TLS, RFC 6062) drains as on SIGUSR1.
+	if d.hd != nil {
+		hoStop := make(chan struct{})
+		g.Add(named("handover", func() error {
+			go func() {
+				select {
+				case <-d.hd.committed:
+					select {
+					case signals <- drain.Drain:
+					case <-hoStop:
+					}
+				case <-hoStop:
+				}
+			}()
+			d.hd.run(hoStop)
+			return nil
+		}), func(error) { close(hoStop) })
+	}
 
 	// TURN: closing it ends every allocation, so it runs until the drain is
 	// over, unless a socket it serves dies first.
@@ -161,16 +208,59 @@ func (d *daemon) addHTTP(g *oklog.Group) {
 			},
 		},
 	}), limits)
+	httpStop := make(chan struct{})
 	g.Add(named("http", func() error {
+		if d.hd != nil {
+			// The listener passes to the successor; this process answers
+			// no HTTP after the hand-over, and serves on until its drain ends.
+			go func() {
+				select {
+				case <-d.hd.committed:
+					_ = hs.Close()
+				case <-httpStop:
+				}
+			}()
+		}
 		if err := hs.Serve(httpapi.LimitListener(d.httpLn, limits.MaxConns)); !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("serve http: %w", err)
 		}
+		if d.handedOver() {
+			<-httpStop
+		}
 		return nil
 	}), func(error) {
+		close(httpStop)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		_ = hs.Shutdown(ctx)
 	})
+}
+
+// waitAfterHandover keeps a process that handed over and drained alive
+// until a stop signal when handover.after is wait: a Kubernetes container
+// that exits is restarted.
+func (d *daemon) waitAfterHandover(ctx context.Context, signals <-chan drain.Signal) {
+	if !d.handedOver() || d.cfg.Handover.After != "wait" {
+		return
+	}
+	d.log.Info("handed over and drained; waiting for SIGTERM (handover.after: wait)")
+	select {
+	case <-signals:
+	case <-ctx.Done():
+	}
+}
+
+// handedOver reports whether a successor serves what this process served.
+func (d *daemon) handedOver() bool {
+	if d.hd == nil {
+		return false
+	}
+	select {
+	case <-d.hd.committed:
+		return true
+	default:
+		return false
+	}
 }
 
 // announce logs where turnd listens, and with the demo config how to try it.

@@ -16,6 +16,7 @@ import (
 func checkInvariants(t *testing.T, tc chartCase, r rendered) {
 	t.Helper()
 	checkLabels(t, r)
+	checkNoHandover(t, r)
 	checkStatefulSet(t, r)
 	checkGracePeriod(t, tc, r)
 	checkContainer(t, tc, r)
@@ -31,6 +32,35 @@ func checkLabels(t *testing.T, r rendered) {
 		} {
 			if m.Labels[key] == "" {
 				t.Errorf("%s: label %s missing", m.Name, key)
+			}
+		}
+	}
+}
+
+// checkNoHandover: with handover.enabled false (every chartCase) nothing of
+// the hand-over mode leaks into the drain mode's objects.
+func checkNoHandover(t *testing.T, r rendered) {
+	t.Helper()
+	if r.daemonSet != nil || r.statefulSet == nil {
+		t.Fatal("a DaemonSet rendered, or no StatefulSet, although handover.enabled is false")
+	}
+	pod := r.pod()
+	for _, v := range pod.Volumes {
+		if v.HostPath != nil {
+			t.Errorf("volume %s is a hostPath (%s) although handover.enabled is false", v.Name, v.HostPath.Path)
+		}
+	}
+	if len(pod.InitContainers) != 0 {
+		t.Errorf("init containers %v rendered although handover.enabled is false", pod.InitContainers)
+	}
+	if slices.Contains(r.container(t).Args, "--take-over") {
+		t.Errorf("args %q take over although handover.enabled is false", r.container(t).Args)
+	}
+	if r.secret != nil {
+		_, files := r.configFiles(t)
+		for name, data := range files {
+			if parseTurndConfig(t, data).Handover != nil {
+				t.Errorf("%s has a handover section although handover.enabled is false", name)
 			}
 		}
 	}

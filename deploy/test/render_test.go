@@ -22,6 +22,7 @@ const (
 // rendered holds the chart's objects, each decoded into its API type.
 type rendered struct {
 	statefulSet    *appsv1.StatefulSet
+	daemonSet      *appsv1.DaemonSet // only with handover.enabled, instead of the StatefulSet
 	service        *corev1.Service
 	pdb            *policyv1.PodDisruptionBudget
 	secret         *corev1.Secret
@@ -77,6 +78,9 @@ func decodeAll(t *testing.T, out string) rendered {
 		case "apps/v1/StatefulSet":
 			r.statefulSet = new(appsv1.StatefulSet)
 			obj, om = r.statefulSet, &r.statefulSet.ObjectMeta
+		case "apps/v1/DaemonSet":
+			r.daemonSet = new(appsv1.DaemonSet)
+			obj, om = r.daemonSet, &r.daemonSet.ObjectMeta
 		case "v1/Service":
 			r.service = new(corev1.Service)
 			obj, om = r.service, &r.service.ObjectMeta
@@ -103,8 +107,8 @@ func decodeAll(t *testing.T, out string) rendered {
 		}
 		r.objects = append(r.objects, om)
 	}
-	if r.statefulSet == nil || r.service == nil {
-		t.Fatalf("chart rendered no StatefulSet or Service:\n%s", out)
+	if (r.statefulSet == nil) == (r.daemonSet == nil) || r.service == nil {
+		t.Fatalf("chart rendered not exactly one of StatefulSet and DaemonSet, or no Service:\n%s", out)
 	}
 	return r
 }
@@ -122,8 +126,16 @@ func stripComments(doc string) string {
 	return b.String()
 }
 
-// pod is the StatefulSet's pod template spec.
-func (r rendered) pod() *corev1.PodSpec { return &r.statefulSet.Spec.Template.Spec }
+// pod is the workload's pod template spec: the StatefulSet's, or in
+// hand-over mode the DaemonSet's.
+func (r rendered) pod() *corev1.PodSpec { return &r.podTemplate().Spec }
+
+func (r rendered) podTemplate() *corev1.PodTemplateSpec {
+	if r.daemonSet != nil {
+		return &r.daemonSet.Spec.Template
+	}
+	return &r.statefulSet.Spec.Template
+}
 
 // container is the turnd container.
 func (r rendered) container(t *testing.T) *corev1.Container {

@@ -146,3 +146,66 @@ func TestSystemdAdminTokenFile(t *testing.T) {
 	}
 	checkConfig(t, turndBin(t), "turnd.yaml", line.ReplaceAll(data, []byte("  admin_token_file: $1")), "192.0.2.1")
 }
+
+// TestSystemdUnitHandsOver: the unit and the example config keep what
+// `turnd upgrade` under systemd needs (deploy/systemd/README.md, "Upgrading
+// in place"): notifications from the successor and MAINPID accepted, no
+// SIGTERM to an old process still draining TLS, the hand-over socket and the
+// pidfile in the unit's runtime directory, and the old process exiting by
+// itself once its drain ends.
+func TestSystemdUnitHandsOver(t *testing.T) {
+	unit, err := os.ReadFile(unitFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{
+		// The successor's READY=1 may reach systemd before the old
+		// process's MAINPID=; "main" would drop it.
+		"NotifyAccess": "all",
+		// control-group would SIGTERM an old process draining TLS too (a
+		// second SIGTERM stops it at once); process would leave it behind.
+		"KillMode":         "mixed",
+		"RuntimeDirectory": "turnd",
+		// $MAINPID follows the hand-over, so a reload reaches the successor.
+		"ExecReload": "/bin/kill -HUP $MAINPID",
+	} {
+		if got := unitSetting(string(unit), key); got != want {
+			t.Errorf("unit: %s=%s, want %s", key, got, want)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "systemd", "turnd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := parseTurndConfig(t, data)
+	if c.Handover == nil {
+		t.Fatal("deploy/systemd/turnd.yaml has no handover section (the user turnd's default socket is not in /run/turnd)")
+	}
+	for what, p := range map[string]string{"handover.socket": c.Handover.Socket, "pidfile": c.PIDFile} {
+		if filepath.Dir(p) != "/run/turnd" {
+			t.Errorf("%s %q is not in the unit's RuntimeDirectory /run/turnd", what, p)
+		}
+	}
+	if c.Handover.After != "" && c.Handover.After != "exit" {
+		t.Errorf("handover.after = %q: under systemd the old process must exit by itself", c.Handover.After)
+	}
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "systemd", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "turnd upgrade --pidfile " + c.PIDFile; !strings.Contains(string(readme), want) {
+		t.Errorf("deploy/systemd/README.md does not show %q", want)
+	}
+}
+
+// unitSetting is the value a unit file gives key: its last assignment, as
+// systemd reads it ("" if none).
+func unitSetting(unit, key string) string {
+	var v string
+	for _, line := range strings.Split(unit, "\n") {
+		if rest, ok := strings.CutPrefix(line, key+"="); ok {
+			v = rest
+		}
+	}
+	return v
+}

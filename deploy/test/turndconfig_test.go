@@ -44,6 +44,12 @@ type turndConfig struct {
 		Address        string `json:"address"`
 		AdminTokenFile string `json:"admin_token_file"`
 	} `json:"http"`
+	Handover *struct {
+		Socket  string `json:"socket"`
+		Timeout string `json:"timeout"`
+		After   string `json:"after"`
+	} `json:"handover"` // nil: the section is absent
+	PIDFile string `json:"pidfile"`
 }
 
 func parseTurndConfig(t *testing.T, data []byte) turndConfig {

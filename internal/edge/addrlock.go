@@ -17,7 +17,10 @@ import (
 // fails while any process holds it, and the kernel lets go of it when the
 // holder exits, even by kill -9, so no stale lock file can block a restart.
 // The name lives in the network namespace, like the address it stands for.
-type addrLock struct{ fd int }
+type addrLock struct {
+	fd  int
+	key string // the address it is named after (lockKey)
+}
 
 // lockUDPAddress takes the lock of a UDP address (host:port, port not 0).
 func lockUDPAddress(addr string) (*addrLock, error) {
@@ -34,7 +37,7 @@ func lockUDPAddress(addr string) (*addrLock, error) {
 		}
 		return nil, fmt.Errorf("lock udp %s: %w", addr, err)
 	}
-	return &addrLock{fd: fd}, nil
+	return &addrLock{fd: fd, key: addr}, nil
 }
 
 // probeUDPAddress refuses an address that overlaps one another process

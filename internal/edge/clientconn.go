@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/turnd/turnd/internal/bindings"
@@ -19,7 +20,8 @@ import (
 type clientConn struct {
 	e      *Edge
 	conn   net.Conn
-	raw    *mmsg.Raw // plain TCP; nil: every message goes through the outbox
+	ln     net.Listener // the listener ServeStreams accepted it on (Export names it)
+	raw    *mmsg.Raw    // plain TCP; nil: every message goes through the outbox
 	client bindings.Client
 	fast   FastPath
 	h      Handler
@@ -51,7 +53,17 @@ type clientConn struct {
 	resume   chan struct{}      // wakes a paused goroutine reader
 	idle     uint64             // moves on with every Idle call, disarming older timers
 	idleStop func() bool
+	idleNow  bool // the last Idle said true: no allocation (Export)
 	torn     sync.Once
+
+	// Pause's (connhold.go): hold stops the reader after the frame in
+	// hand; the rest under mu.
+	hold       atomic.Bool
+	inReader   bool          // a goroutine's readLoop reads it
+	parkedR    bool          // that readLoop is parked at its top
+	unwatching bool          // Pause is taking it out of its relay loop
+	waitEpoch  uint64        // Pause waits for its reader to park (under mu)
+	wake       chan struct{} // wakes a parked readLoop
 }
 
 var _ bindings.Stream = (*clientConn)(nil)
@@ -124,6 +136,7 @@ func (c *clientConn) Idle(idle bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.idle++
+	c.idleNow = idle
 	if c.idleStop != nil {
 		c.idleStop()
 		c.idleStop = nil

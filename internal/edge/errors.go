@@ -20,3 +20,18 @@ var (
 // ErrStreamBusy means a stream client's outbox had no room for a message:
 // the client is not reading what it is sent, and the message is dropped.
 var ErrStreamBusy = errors.New("client connection busy: message dropped")
+
+// Errors of Pause, Export and Release.
+var (
+	// ErrPaused: Pause while paused.
+	ErrPaused = errors.New("edge paused")
+	// ErrNotPaused: Export without a Pause that succeeded, or Release
+	// outside the Pause its Export was made in.
+	ErrNotPaused = errors.New("edge not paused")
+	// ErrStopping: Pause after Stop.
+	ErrStopping = errors.New("edge stopping")
+)
+
+// ErrBadExport means a description names a descriptor that is missing, or
+// one that is not what it says, or Release was given another edge's Export.
+var ErrBadExport = errors.New("export does not match its descriptors")

@@ -1,8 +1,10 @@
 package edge
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 
 	"github.com/turnd/turnd/internal/bindings"
 	"github.com/turnd/turnd/internal/mmsg"
@@ -34,7 +36,8 @@ type lane struct {
 // each datagram of a recvmmsg batch goes to fast first (nil: none), and a
 // STUN message it does not take to h, inline, with a Client whose Lane is
 // this socket. A ChannelData the fast path does not take is dropped (RFC
-// 8656 §12.4: no channel bound). It returns nil after Stop; any other end
+// 8656 §12.4: no channel bound). Pause parks it between batches. It
+// returns nil after Stop, or once Release moved its socket; any other end
 // is returned and reported through Failed.
 func (e *Edge) ServeUDP(sock *mmsg.Socket, fast FastPath, h Handler) error {
 	batch, err := mmsg.NewReader(sock, readBatch, readBuffer, 0)
@@ -47,6 +50,9 @@ func (e *Edge) ServeUDP(sock *mmsg.Socket, fast FastPath, h Handler) error {
 		return nil
 	}
 	defer e.dropLane(sock)
+	e.own.mu.Lock()
+	st := e.own.lanes[sock]
+	e.own.mu.Unlock()
 	l := &lane{e: e, sock: sock, fast: fast, h: h}
 	l.client = bindings.Client{Tuple: netaddr.FiveTuple{Server: netaddr.AddrPort(sock.LocalAddr())}, Lane: sock}
 	for {
@@ -57,6 +63,14 @@ func (e *Edge) ServeUDP(sock *mmsg.Socket, fast FastPath, h Handler) error {
 		if err != nil {
 			if e.stopping() {
 				return nil
+			}
+			// Pause's deadline: the batch in hand is served (Next only
+			// reads again once it is), so the lane parks between batches.
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				if e.parkLane(st) {
+					return nil
+				}
+				continue
 			}
 			err = fmt.Errorf("read udp %s: %w", sock.LocalAddr(), err)
 			e.fail(err)

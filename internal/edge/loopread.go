@@ -17,6 +17,13 @@ func (c *clientConn) watch() bool {
 		c.mu.Unlock()
 		return true // nobody reads it again
 	}
+	if c.hold.Load() {
+		// Paused: out of the loop until Resume hands it back (kick).
+		c.looped, c.watching = true, false
+		c.arrived()
+		c.mu.Unlock()
+		return true
+	}
 	c.looped, c.watching = true, true
 	c.mu.Unlock()
 	if err := c.reactor.Watch(c.raw.Fd(), c.readyFn, c.releasedFn); err != nil {
@@ -36,7 +43,7 @@ func (c *clientConn) watch() bool {
 // grow the buffer for a frame larger than it.
 func (c *clientConn) ready() bool {
 	c.mu.Lock()
-	if c.closing || c.stopped {
+	if c.closing || c.stopped || c.hold.Load() {
 		c.watching = false
 		c.mu.Unlock()
 		return false
@@ -78,6 +85,10 @@ func (c *clientConn) resumeReading() {
 		case c.resume <- struct{}{}:
 		default:
 		}
+		return
+	}
+	if c.hold.Load() {
+		c.mu.Unlock() // parked out of the loop: Resume hands it back
 		return
 	}
 	c.serving = true

@@ -54,7 +54,7 @@ func TestOwnStreamPerPacketDoesNotAllocate(t *testing.T) {
 		},
 		Reactor:   func() Reactor { return reactor },
 		AfterFunc: func(time.Duration, func()) func() bool { return func() bool { return true } },
-	})
+	}, nil)
 	var c *clientConn
 	for cc := range e.own.conns {
 		c = cc

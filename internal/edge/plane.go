@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,8 +17,11 @@ type ownPlane struct {
 	mu       sync.Mutex
 	stopping bool
 	halted   atomic.Bool // stopping, for the lanes' look per datagram
-	lanes    map[*mmsg.Socket]struct{}
+	lanes    map[*mmsg.Socket]*laneState
 	conns    map[*clientConn]struct{}
+	accepts  map[net.Listener]*acceptState
+	// hold is Pause's state (pause.go), under mu.
+	hold holdState
 	// readers counts the goroutines inside a lane's or a connection's
 	// message loop, and Stop's waits for a relay loop to let go of a
 	// connection; drained, once Stop waits, is closed when it reaches 0.
@@ -32,9 +36,13 @@ type ownPlane struct {
 	dropped atomic.Uint64 // answers dropped on a full outbox
 }
 
+// past is a read deadline that has passed: it wakes a blocked reader.
+var past = time.Unix(1, 0)
+
 func newOwnPlane() ownPlane {
 	return ownPlane{stopped: make(chan struct{}), failed: make(chan error, 1),
-		lanes: map[*mmsg.Socket]struct{}{}, conns: map[*clientConn]struct{}{}}
+		lanes: map[*mmsg.Socket]*laneState{}, conns: map[*clientConn]struct{}{},
+		accepts: map[net.Listener]*acceptState{}}
 }
 
 // SetIdleTimeout sets limits.idle_connection_timeout for the own plane's
@@ -90,7 +98,6 @@ func (e *Edge) Stop(ctx context.Context) error {
 	}
 	e.own.mu.Unlock()
 
-	past := time.Unix(1, 0)
 	for _, s := range lanes {
 		_ = s.SetReadDeadline(past) // a closed socket's reader is returning anyway
 	}
@@ -153,13 +160,22 @@ func (e *Edge) addLane(s *mmsg.Socket) bool {
 	if e.own.stopping {
 		return false
 	}
-	e.own.lanes[s] = struct{}{}
+	st := &laneState{}
+	e.own.lanes[s] = st
 	e.own.readers++
+	if e.own.hold.paused {
+		// Served while paused: it must not read until Resume.
+		st.waitEpoch = e.expectLocked()
+		_ = s.SetReadDeadline(past)
+	}
 	return true
 }
 
 func (e *Edge) dropLane(s *mmsg.Socket) {
 	e.own.mu.Lock()
+	if st := e.own.lanes[s]; st != nil {
+		e.arriveLocked(&st.waitEpoch)
+	}
 	delete(e.own.lanes, s)
 	e.own.mu.Unlock()
 	e.leaveReader()
@@ -171,6 +187,9 @@ func (e *Edge) addConn(c *clientConn) bool {
 	defer e.own.mu.Unlock()
 	if e.own.stopping {
 		return false
+	}
+	if e.own.hold.paused {
+		c.hold.Store(true) // not shared yet: its reader parks before it reads
 	}
 	e.own.conns[c] = struct{}{}
 	return true

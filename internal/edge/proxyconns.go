@@ -12,7 +12,7 @@ import (
 // address against the per-IP and per-prefix caps, and claims its 5-tuple,
 // once the header has named it. Otherwise every client behind one proxy
 // would share the proxy's caps.
-func (s *streamConns) trackProxied(ln net.Listener, fromProxy func(net.Addr) bool) net.Listener {
+func (s *streamConns) trackProxied(ln net.Listener, fromProxy func(net.Addr) bool) *trackedListener {
 	return &trackedListener{Listener: ln, set: s, fromProxy: fromProxy}
 }
 

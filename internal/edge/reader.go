@@ -1,7 +1,9 @@
 package edge
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/turnd/turnd/internal/wire"
 )
@@ -13,6 +15,7 @@ const (
 	readOn next = iota // read more
 	again              // frame on: what made frames stop has passed
 	pause              // wait for the outbox to empty (resumeReading)
+	park               // Pause: read no more until Resume (connhold.go)
 	leave              // read no more: stopped, piped, or ended
 )
 
@@ -37,7 +40,8 @@ func (c *clientConn) frames() (more bool, err error) {
 			return true, nil
 		}
 		c.start += size
-		if c.serveFrame(rest[:size]) && c.mustYield() {
+		// Pause parks the reader after the frame in hand, handler's or not.
+		if c.serveFrame(rest[:size]) && c.mustYield() || c.hold.Load() {
 			return false, nil
 		}
 	}
@@ -80,6 +84,7 @@ func (c *clientConn) after(more bool, err error, inLoop bool) next {
 		c.serving = false
 		c.closing = true
 		c.watching = false
+		c.arrived() // a reader Pause waits for stops here too
 		c.mu.Unlock()
 		if inLoop {
 			go c.teardown()
@@ -90,19 +95,28 @@ func (c *clientConn) after(more bool, err error, inLoop bool) next {
 	case c.pipe != nil:
 		c.serving = false
 		c.watching = false
+		c.arrived()
 		c.mu.Unlock()
 		go c.runPipe()
 		return leave
 	case c.stopped:
 		c.serving = false
 		c.watching = false
+		c.arrived()
 		c.mu.Unlock()
 		return leave
+	case c.hold.Load():
+		c.serving = false
+		c.watching = false
+		c.arrived()
+		c.mu.Unlock()
+		return park
 	case !more && c.raw != nil && c.out.active.Load():
 		// A client that does not read its answers is not read either.
 		c.serving = false
 		c.paused = true
 		c.watching = false
+		c.arrived()
 		c.mu.Unlock()
 		return pause
 	case !more:
@@ -170,6 +184,15 @@ func (c *clientConn) readLoop() {
 		return
 	}
 	defer c.e.leaveReader()
+	c.mu.Lock()
+	c.inReader = true
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.inReader, c.parkedR = false, false
+		c.arrived()
+		c.mu.Unlock()
+	}()
 	var err error
 	for {
 		c.mu.Lock()
@@ -179,12 +202,28 @@ func (c *clientConn) readLoop() {
 			c.mu.Unlock()
 			return
 		}
+		if c.hold.Load() {
+			c.parkedR = true
+			c.arrived()
+			c.mu.Unlock()
+			select {
+			case <-c.wake:
+			case <-c.out.done:
+				return
+			case <-c.e.own.stopped:
+				return
+			}
+			continue
+		}
+		c.parkedR = false
 		c.serving = true
 		c.mu.Unlock()
 		n := c.serve(&err, false)
 		switch n {
 		case leave:
 			return
+		case park:
+			continue
 		case pause:
 			select {
 			case <-c.resume:
@@ -195,6 +234,8 @@ func (c *clientConn) readLoop() {
 				return
 			}
 		}
-		err = c.read()
+		if err = c.read(); errors.Is(err, os.ErrDeadlineExceeded) {
+			err = nil // Pause's or Stop's wake-up: the loop's top decides
+		}
 	}
 }

@@ -61,10 +61,45 @@ type Sockets struct {
 	// of each.
 	TCP, TLS []net.Listener
 
+	// udpAddrs is, for each socket of UDP, its group's address as Listen
+	// wrote it (Export describes the socket by it).
+	udpAddrs []string
 	// locks keep a second turnd out of each UDP address's socket group.
 	locks []*addrLock
+	// listeners describe every listening socket behind TCP and TLS.
+	listeners []*listenerInfo
+	// passed are Adopt's listeners by their index in the Export: where
+	// AdoptStreams' connections were accepted.
+	passed map[int]net.Listener
 	// streams are the connections the TCP and TLS listeners accepted.
 	streams streamConns
+}
+
+// Listener kinds, as Listen names them and Export describes them.
+const (
+	KindTCP    = "tcp"
+	KindTLS    = "tls"
+	KindTCPTLS = "tcptls"
+)
+
+// listenerInfo is one listening socket: its address as Listen wrote it,
+// its kind, and what ServeStreams serves of it (one listener, or a shared
+// port's two sides).
+type listenerInfo struct {
+	addr   string
+	kind   string
+	proxy  bool
+	raw    *net.TCPListener
+	port   *sortingPort // a shared port's or a PROXY port's; nil: none
+	public []net.Listener
+}
+
+// close closes this process's descriptor of the socket.
+func (li *listenerInfo) close() error {
+	if li.port != nil {
+		return li.port.close()
+	}
+	return li.public[0].Close()
 }
 
 // Bind opens every socket l names. On error it closes what it opened.
@@ -103,65 +138,103 @@ func (s *Sockets) bind(l Listen) error {
 		}
 	}
 	for _, addr := range l.UDP {
-		_, fixed := lockKey(addr)
-		group, err := listenUDPGroup(addr, n, l.Buffer)
-		if err != nil {
+		if err := s.bindGroup(addr, n, l.Buffer); err != nil {
 			return err
-		}
-		s.UDP = append(s.UDP, group...)
-		if !fixed {
-			lk, err := lockUDPAddress(group[0].LocalAddr().String())
-			if err != nil {
-				return err
-			}
-			s.locks = append(s.locks, lk)
 		}
 	}
 	if len(l.TLS)+len(l.TCPTLS) > 0 && l.TLSConfig == nil {
 		return errors.New("listen tls: no tls configuration")
 	}
-	// proxied is the PROXY-protocol policy of a listen address, nil for none.
-	proxied := func(addr string) *proxyPolicy {
-		if l.Proxy != nil && slices.Contains(l.Proxy.Listeners, addr) {
-			return &proxyPolicy{trusted: l.Proxy.Trusted, refused: l.Proxy.Refused}
-		}
-		return nil
-	}
-	for _, addr := range l.TCP {
-		var ln net.Listener
-		var err error
-		if pp := proxied(addr); pp != nil {
-			ln, _, err = listenSorting(addr, true, nil, pp, &s.streams)
-		} else {
-			ln, err = listenTCP(addr, nil, &s.streams)
-		}
+	for _, k := range l.streamAddrs() {
+		raw, err := net.Listen("tcp", k.addr)
 		if err != nil {
-			return err
+			return fmt.Errorf("listen tcp %s: %w", k.addr, err)
 		}
-		s.TCP = append(s.TCP, ln)
-	}
-	for _, addr := range l.TLS {
-		var ln net.Listener
-		var err error
-		if pp := proxied(addr); pp != nil {
-			_, ln, err = listenSorting(addr, false, l.TLSConfig, pp, &s.streams)
-		} else {
-			ln, err = listenTCP(addr, l.TLSConfig, &s.streams)
-		}
-		if err != nil {
-			return err
-		}
-		s.TLS = append(s.TLS, ln)
-	}
-	for _, addr := range l.TCPTLS {
-		plain, secure, err := listenSorting(addr, true, l.TLSConfig, proxied(addr), &s.streams)
-		if err != nil {
-			return err
-		}
-		s.TCP = append(s.TCP, plain)
-		s.TLS = append(s.TLS, secure)
+		s.serveListener(l, k.kind, k.addr, raw.(*net.TCPListener))
 	}
 	return nil
+}
+
+// bindGroup binds one UDP address's group and, for a port 0 address (new
+// by construction), takes its lock once the port is chosen; a fixed
+// address's lock is taken before any socket binds (bind).
+func (s *Sockets) bindGroup(addr string, n, buffer int) error {
+	_, fixed := lockKey(addr)
+	group, err := listenUDPGroup(addr, n, buffer)
+	if err != nil {
+		return err
+	}
+	s.UDP = append(s.UDP, group...)
+	for range group {
+		s.udpAddrs = append(s.udpAddrs, addr)
+	}
+	if !fixed {
+		key, _ := lockKey(group[0].LocalAddr().String())
+		lk, err := lockUDPAddress(key)
+		if err != nil {
+			return err
+		}
+		s.locks = append(s.locks, lk)
+	}
+	return nil
+}
+
+// kindAddr is one stream listen address and its kind.
+type kindAddr struct{ kind, addr string }
+
+// streamAddrs lists l's stream addresses in Bind's order.
+func (l Listen) streamAddrs() []kindAddr {
+	var out []kindAddr
+	for _, a := range l.TCP {
+		out = append(out, kindAddr{KindTCP, a})
+	}
+	for _, a := range l.TLS {
+		out = append(out, kindAddr{KindTLS, a})
+	}
+	for _, a := range l.TCPTLS {
+		out = append(out, kindAddr{KindTCPTLS, a})
+	}
+	return out
+}
+
+// proxied is the PROXY-protocol policy of a listen address, nil for none.
+func (l Listen) proxied(addr string) *proxyPolicy {
+	if l.Proxy != nil && slices.Contains(l.Proxy.Listeners, addr) {
+		return &proxyPolicy{trusted: l.Proxy.Trusted, refused: l.Proxy.Refused}
+	}
+	return nil
+}
+
+// serveListener wraps a bound listening socket as its kind says (TLS, a
+// shared port's sorting, PROXY headers, tracking) and adds it to s.
+func (s *Sockets) serveListener(l Listen, kind, addr string, raw *net.TCPListener) {
+	pp := l.proxied(addr)
+	li := &listenerInfo{addr: addr, kind: kind, proxy: pp != nil, raw: raw}
+	switch {
+	case kind == KindTCPTLS:
+		plain, secure := wrapSorting(raw, true, l.TLSConfig, pp, &s.streams)
+		li.public = []net.Listener{plain, secure}
+		s.TCP = append(s.TCP, plain)
+		s.TLS = append(s.TLS, secure)
+	case pp != nil && kind == KindTCP:
+		plain, _ := wrapSorting(raw, true, nil, pp, &s.streams)
+		li.public = []net.Listener{plain}
+		s.TCP = append(s.TCP, plain)
+	case pp != nil:
+		_, secure := wrapSorting(raw, false, l.TLSConfig, pp, &s.streams)
+		li.public = []net.Listener{secure}
+		s.TLS = append(s.TLS, secure)
+	case kind == KindTCP:
+		li.public = []net.Listener{wrapTCP(raw, nil, &s.streams)}
+		s.TCP = append(s.TCP, li.public[0])
+	default:
+		li.public = []net.Listener{wrapTCP(raw, l.TLSConfig, &s.streams)}
+		s.TLS = append(s.TLS, li.public[0])
+	}
+	if sl, ok := li.public[0].(*sortedListener); ok {
+		li.port = sl.port
+	}
+	s.listeners = append(s.listeners, li)
 }
 
 // SetConnLimits replaces the connection caps; connections already open stay.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -28,7 +29,7 @@ const tlsHandshakeRecord = 0x16
 // holds up no other, and by peeking and exact reads, so a plain connection
 // reaches the edge and its raw fast path with no byte buffered elsewhere.
 type sortingPort struct {
-	ln    net.Listener
+	ln    *trackedListener
 	tls   *tls.Config        // nil: no TLS side
 	proxy *proxyPolicy       // nil: no PROXY protocol on this port
 	subs  [2]*sortedListener // plain, tls; nil for a side the port lacks
@@ -36,44 +37,73 @@ type sortingPort struct {
 	closeOnce sync.Once
 	done      chan struct{} // closed when the socket stops accepting
 	err       error         // why; read after done
+
+	// Pause's and Release's, under mu: the accept goroutine parks while
+	// held; released, it returns and the sides serve what it had taken
+	// (inflight, sorting or queued) until drained.
+	mu       sync.Mutex
+	held     bool
+	onParked func()        // told once that the goroutine parked
+	heldWake chan struct{} // closed to wake it
+	released bool
+	closing  bool
+	exited   bool
+	inflight int
+	drained  chan struct{} // closed once released with nothing in flight
 }
 
-// listenSorting binds addr and returns its plain side (if plain) and its TLS
-// side (if cfg is not nil), each a listener ServeStreams serves like any other.
-// Closing either closes the socket.
-func listenSorting(addr string, plain bool, cfg *tls.Config, proxy *proxyPolicy, conns *streamConns) (plainLn, tlsLn net.Listener, err error) {
-	raw, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, nil, fmt.Errorf("listen tcp %s: %w", addr, err)
-	}
-	var ln net.Listener
+// wrapSorting returns a bound listener's (Bind's, or a passed one's) plain
+// side (if plain) and its TLS side (if cfg is not nil), each a listener
+// ServeStreams serves like any other. Closing either closes the socket.
+func wrapSorting(raw net.Listener, plain bool, cfg *tls.Config, proxy *proxyPolicy, conns *streamConns) (plainLn, tlsLn net.Listener) {
+	var ln *trackedListener
 	if proxy != nil {
 		ln = conns.trackProxied(raw, proxy.trusts)
 	} else {
 		ln = conns.track(raw)
 	}
-	p := &sortingPort{ln: ln, tls: cfg, proxy: proxy, done: make(chan struct{})}
+	p := &sortingPort{ln: ln, tls: cfg, proxy: proxy, done: make(chan struct{}), drained: make(chan struct{})}
 	if plain {
-		p.subs[0] = &sortedListener{port: p, ch: make(chan net.Conn)}
+		p.subs[0] = newSortedListener(p)
 		plainLn = p.subs[0]
 	}
 	if cfg != nil {
-		p.subs[1] = &sortedListener{port: p, ch: make(chan net.Conn)}
+		p.subs[1] = newSortedListener(p)
 		tlsLn = p.subs[1]
 	}
 	go p.accept()
-	return plainLn, tlsLn, nil
+	return plainLn, tlsLn
 }
 
 func (p *sortingPort) accept() {
 	for {
 		c, err := p.ln.Accept()
 		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) { // Pause's
+				if p.park() {
+					continue
+				}
+				return // released: done stays open for what is in flight
+			}
+			p.mu.Lock()
+			p.exited = true
+			parked := p.onParked // a Pause waiting for it waits no more
+			p.onParked = nil
+			p.mu.Unlock()
+			if parked != nil {
+				parked()
+			}
 			p.err = err
 			close(p.done)
 			return
 		}
-		go p.sort(c)
+		p.mu.Lock()
+		p.inflight++
+		p.mu.Unlock()
+		go func() {
+			p.sort(c)
+			p.sorted()
+		}()
 	}
 }
 
@@ -121,6 +151,10 @@ func (p *sortingPort) sort(c net.Conn) {
 }
 
 func (p *sortingPort) close() error {
+	p.mu.Lock()
+	p.closing = true
+	p.wakeLocked()
+	p.mu.Unlock()
 	var err error
 	p.closeOnce.Do(func() { err = p.ln.Close() })
 	return err
@@ -163,17 +197,34 @@ func peekFirstByte(c net.Conn, timeout time.Duration) (byte, error) {
 type sortedListener struct {
 	port *sortingPort
 	ch   chan net.Conn
+
+	mu   sync.Mutex
+	held bool          // Pause: Accept returns os.ErrDeadlineExceeded
+	kick chan struct{} // closed when held, to wake a waiting Accept
+}
+
+func newSortedListener(p *sortingPort) *sortedListener {
+	return &sortedListener{port: p, ch: make(chan net.Conn), kick: make(chan struct{})}
 }
 
 func (l *sortedListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.ch:
-		return c, nil
-	case <-l.port.done:
-		if errors.Is(l.port.err, net.ErrClosed) {
-			return nil, net.ErrClosed
+	for {
+		l.mu.Lock()
+		held, kick := l.held, l.kick
+		l.mu.Unlock()
+		if held {
+			return nil, fmt.Errorf("accept: %w", os.ErrDeadlineExceeded)
 		}
-		return nil, fmt.Errorf("accept: %w", l.port.err)
+		select {
+		case c := <-l.ch:
+			return c, nil
+		case <-kick:
+		case <-l.port.done:
+			if errors.Is(l.port.err, net.ErrClosed) {
+				return nil, net.ErrClosed
+			}
+			return nil, fmt.Errorf("accept: %w", l.port.err)
+		}
 	}
 }
 

@@ -9,23 +9,47 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/turnd/turnd/internal/clientip"
 	"github.com/turnd/turnd/internal/netaddr"
 )
 
-// listenTCP binds a TCP listener whose connections join conns; with cfg it
-// speaks TLS.
-func listenTCP(addr string, cfg *tls.Config, conns *streamConns) (net.Listener, error) {
-	raw, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen tcp %s: %w", addr, err)
-	}
+// wrapTCP makes a bound listener (Bind's, or a passed one) a tracked one
+// whose connections join conns; with cfg it speaks TLS.
+func wrapTCP(raw net.Listener, cfg *tls.Config, conns *streamConns) net.Listener {
 	ln := conns.track(raw)
 	if cfg != nil {
-		return tls.NewListener(ln, cfg), nil
+		return &tlsListener{trackedListener: ln, cfg: cfg}
 	}
-	return ln, nil
+	return ln
+}
+
+// tlsListener is tls.NewListener over a tracked listener, which Pause can
+// interrupt (holdAccept).
+type tlsListener struct {
+	*trackedListener
+	cfg *tls.Config
+}
+
+func (l *tlsListener) Accept() (net.Conn, error) {
+	c, err := l.trackedListener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return tls.Server(c, l.cfg), nil
+}
+
+// holdAccept interrupts a waiting Accept and every later one (on), with
+// os.ErrDeadlineExceeded, until it is called again (off).
+func (l *trackedListener) holdAccept(on bool) {
+	if tl, ok := l.Listener.(*net.TCPListener); ok {
+		var t time.Time
+		if on {
+			t = past
+		}
+		_ = tl.SetDeadline(t)
+	}
 }
 
 // closeAll closes sockets and joins their errors.
@@ -57,7 +81,7 @@ type streamConns struct {
 
 // track wraps ln so that every connection it accepts joins the set. It wraps
 // the plain TCP listener, under TLS, so the edge still sees a *tls.Conn.
-func (s *streamConns) track(ln net.Listener) net.Listener {
+func (s *streamConns) track(ln net.Listener) *trackedListener {
 	return &trackedListener{Listener: ln, set: s}
 }
 

@@ -78,6 +78,12 @@ type downlink struct {
 	behind  bool        // the previous epoll_wait filled events: more sockets were ready than one pass takes
 	lanes   []laneBatch // one per lane this loop has written to; a handful
 	vec     [][]byte    // frames of one socket's read for a TCP client (readSocket)
+
+	// Under mu too: the hand-over's pause (pause.go).
+	paused bool          // Pause asked the loop to read nothing
+	parked chan struct{} // closed once the loop holds nothing and reads no more, for this pause
+	idle   bool          // between rounds, no datagram held: not started, or waiting in the poller
+	wake   sync.Cond     // on mu: signalled by Resume and close
 }
 
 // watched is what a descriptor in the set is: a relay socket, or a plain
@@ -94,7 +100,7 @@ type laneBatch struct {
 	w    *mmsg.Writer
 }
 
-func newDownlink(rl *Relay) (*downlink, error) {
+func newDownlink(rl *Relay, paused bool) (*downlink, error) {
 	efd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("create downlink epoll: %w", err)
@@ -111,20 +117,27 @@ func newDownlink(rl *Relay) (*downlink, error) {
 	}
 	d.poll = d.round
 	d.readied.L = &d.mu
+	d.wake.L = &d.mu
+	d.idle = true // a loop that has not started holds nothing
+	if paused {
+		d.pause()
+	}
 	go d.run()
 	return d, nil
 }
 
-// run waits for the epoll set in the runtime's poller until close.
+// run waits for the epoll set in the runtime's poller until close, and
+// for Resume while paused.
 func (d *downlink) run() {
 	for {
-		if err := d.serve(); err != nil {
-			return
-		}
 		d.mu.Lock()
+		d.awaitResume()
 		closed := d.closed
 		d.mu.Unlock()
 		if closed {
+			return
+		}
+		if err := d.serve(); err != nil {
 			return
 		}
 	}
@@ -191,6 +204,15 @@ func (d *downlink) round(uintptr) bool {
 			d.mu.Unlock()
 			return true
 		}
+		if d.paused {
+			// Checked before each epoll_wait, after the previous pass was
+			// flushed: nothing read is held while parked.
+			d.idle = true
+			d.signalParked()
+			d.mu.Unlock()
+			return true // run waits for Resume
+		}
+		d.idle = false
 		d.inRound = true
 		n, err := epollPoll(d.efd, d.events[:])
 		d.pass++
@@ -216,8 +238,10 @@ func (d *downlink) round(uintptr) bool {
 		d.cur = -1 // a panic in flush is no descriptor's
 		d.flush()
 		d.inRound = false
+		idle := n == 0 && err == nil
+		d.idle = idle // parks in the poller: a Pause finds it parked
 		d.mu.Unlock()
-		if n == 0 && err == nil {
+		if idle {
 			return false
 		}
 	}
@@ -443,6 +467,8 @@ func (d *downlink) close() {
 	d.mu.Lock()
 	d.awaitReady(-1)
 	d.closed = true
+	d.signalParked() // a closed loop reads nothing: a Pause need not wait for it
+	d.wake.Broadcast()
 	for fd, w := range d.fds {
 		if w.released != nil {
 			d.fds[fd] = watched{}

@@ -18,4 +18,15 @@ var (
 	ErrTooManyConnects = errors.New("too many pending connects on the allocation")
 	// ErrRouteOpen means Open was called again for a route already open.
 	ErrRouteOpen = errors.New("route already open")
+	// ErrNotMovable means a relay cannot go to another process: an RFC
+	// 6062 relay, whose peer connections stay and drain where they are.
+	ErrNotMovable = errors.New("relay cannot move to another process")
+	// ErrNotPaused means descriptors were asked for while the downlink
+	// loops may still read them (see Pause).
+	ErrNotPaused = errors.New("relay not paused")
+	// ErrPortTaken means an adopted socket's port is already held here.
+	ErrPortTaken = errors.New("relay port already held")
+	// ErrSocketMismatch means an adopted socket is not of the family or
+	// port it was passed for.
+	ErrSocketMismatch = errors.New("socket does not match its relay family or port")
 )

@@ -70,9 +70,16 @@ type Relay struct {
 	closeOnce sync.Once
 
 	loopsOnce sync.Once
-	loops     []*downlink // one per two CPUs, started with the first allocation they serve
+	loops     []*downlink // one per two CPUs, started with the first allocation they serve; written under pauseMu
 	loopsErr  error
 	nextLoop  atomic.Uint32
+
+	// pauseMu orders Pause, Resume and the loops' start (pause.go): a
+	// loop started while paused starts parked.
+	pauseMu  sync.Mutex
+	paused   bool   // Pause was called and Resume not since
+	settled  bool   // and every loop has parked: descriptors may be exported
+	pauseGen uint64 // counts Pauses, so a late one does not settle after a Resume
 
 	// clock is the rate limits' time: since the relay was made, on the
 	// monotonic clock; unit tests stop it.
@@ -114,15 +121,7 @@ func (rl *Relay) Close() {
 	for _, d := range rl.loops {
 		d.close()
 	}
-	rl.mu.Lock()
-	hs := rl.held
-	rl.held = make(map[liveKey]*held)
-	rl.mu.Unlock()
-	for _, h := range hs {
-		if h.timer.Stop() {
-			_ = h.conn.Close()
-		}
-	}
+	rl.ReleaseHeld()
 }
 
 // Counters returns the traffic totals of every relay socket this relay made.

@@ -20,6 +20,7 @@ const reservationHold = 30 * time.Second
 type held struct {
 	conn  *mmsg.Socket
 	timer *time.Timer
+	until time.Time // when timer closes it, for a hand-over (ExportHeld)
 }
 
 // openPair is openUDP on an even port P of its own choice, holding P+1
@@ -50,22 +51,27 @@ func (rl *Relay) openPair(s udpSpec) (*Conn, net.IP, int, error) {
 			_ = odd.Close()
 			continue
 		}
-		k := liveKey{v6: v6, port: p + 1}
-		h := &held{conn: odd}
-		h.timer = time.AfterFunc(reservationHold, func() {
-			rl.mu.Lock()
-			if rl.held[k] == h {
-				delete(rl.held, k)
-			}
-			rl.mu.Unlock()
-			_ = odd.Close()
-		})
 		rl.mu.Lock()
-		rl.held[k] = h
+		rl.holdPort(liveKey{v6: v6, port: p + 1}, odd, reservationHold)
 		rl.mu.Unlock()
 		return cc, external, p + 1, nil
 	}
 	return nil, nil, 0, fmt.Errorf("allocate relay pair: %w", ErrNoFreePort)
+}
+
+// holdPort records conn as the held port k for d, then closes it unless
+// taken (takeHeld) or released meanwhile. Called with rl.mu held.
+func (rl *Relay) holdPort(k liveKey, conn *mmsg.Socket, d time.Duration) {
+	h := &held{conn: conn, until: time.Now().Add(d)}
+	h.timer = time.AfterFunc(d, func() {
+		rl.mu.Lock()
+		if rl.held[k] == h {
+			delete(rl.held, k)
+		}
+		rl.mu.Unlock()
+		_ = conn.Close()
+	})
+	rl.held[k] = h
 }
 
 // releasePartner closes the held P+1 of the allocation on port P (key),

@@ -45,6 +45,16 @@ func (rl *Relay) openUDP(s udpSpec) (*Conn, net.IP, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
 	}
+	cc, err := rl.serveUDP(conn, s, v6)
+	if err != nil {
+		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
+	}
+	return cc, external, nil
+}
+
+// serveUDP makes conn, bound, a relay socket for s: read by a downlink
+// loop and recorded as live. conn is closed if it cannot be.
+func (rl *Relay) serveUDP(conn *mmsg.Socket, s udpSpec, v6 bool) (*Conn, error) {
 	port := conn.LocalAddr().(*net.UDPAddr).Port
 	cc := &Conn{Socket: conn, relay: rl, key: liveKey{v6: v6, port: port}, lane: s.lane, route: s.route,
 		six: v6, txids: rand.NewPCG(rand.Uint64(), rand.Uint64()), head: wire.DataIndicationHead4}
@@ -56,12 +66,12 @@ func (rl *Relay) openUDP(s udpSpec) (*Conn, net.IP, error) {
 	cc.fd = int32(conn.Fd())
 	if err := rl.watch(cc); err != nil {
 		_ = conn.Close()
-		return nil, nil, fmt.Errorf("allocate udp relay: %w", err)
+		return nil, err
 	}
 	rl.mu.Lock()
 	rl.live[cc.key] = cc
 	rl.mu.Unlock()
-	return cc, external, nil
+	return cc, nil
 }
 
 // watch hands the relay socket of an allocation to a downlink loop, round
@@ -82,8 +92,10 @@ func (rl *Relay) watch(c *Conn) error {
 // robin.
 func (rl *Relay) pickLoop() (*downlink, error) {
 	rl.loopsOnce.Do(func() {
+		rl.pauseMu.Lock()
+		defer rl.pauseMu.Unlock()
 		for range downlinkLoops(runtime.GOMAXPROCS(0)) {
-			d, err := newDownlink(rl)
+			d, err := newDownlink(rl, rl.paused)
 			if err != nil {
 				rl.loopsErr = err
 				return

@@ -117,6 +117,16 @@ func (e events) ChannelBound(a *allocation.Allocation, number uint16, peer netip
 func (e events) Created(a *allocation.Allocation) {
 	defer e.s.catch("events: Created") // a bug here costs this one event, never the request
 	s := e.s
+	s.holdRates(a)
+	s.obs.AllocationCreated(a.Transport)
+	// A record, not limited: the allocation rate (quotas, credentials) bounds it.
+	s.log.Info("allocation created", "user", a.User, "client", a.Tuple.Client.String(), "transport", a.Transport.String(),
+		"relay", relayText(a), "dont_fragment", a.DontFragment, "allocations", s.table.Count())
+}
+
+// holdRates holds an allocation created here, or taken over from a
+// predecessor, to the rates in force.
+func (s *Server) holdRates(a *allocation.Allocation) {
 	// The user's shared rate is released in Ended, and taken before any
 	// reload lists the allocation.
 	var shared *relay.UserRate
@@ -125,17 +135,17 @@ func (e events) Created(a *allocation.Allocation) {
 			s.log.Warn("bandwidth limit not applied", "relay", relayText(a), "err", err)
 		}
 	}
-	s.obs.AllocationCreated(a.Transport)
-	// A record, not limited: the allocation rate (quotas, credentials) bounds it.
-	s.log.Info("allocation created", "user", a.User, "client", a.Tuple.Client.String(), "transport", a.Transport.String(),
-		"relay", relayText(a), "dont_fragment", a.DontFragment, "allocations", s.table.Count())
 }
 
-// Ended writes the allocation's usage record.
+// Ended writes the allocation's usage record, unless it moved to a
+// successor, which writes it when the allocation ends there.
 func (e events) Ended(a *allocation.Allocation, why allocation.EndReason, u traffic.Usage) {
 	defer e.s.catch("events: Ended") // a bug here costs this one event, never the request
 	s := e.s
 	s.rated.ended(a, func() { s.userRates.release(a.User) })
+	if why == allocation.EndMoved {
+		return
+	}
 	s.logUsage(a, u, why.String())
 }
 

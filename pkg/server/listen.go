@@ -16,9 +16,19 @@ const alpnTURN = "stun.turn"
 
 // bind has the edge open the client-facing sockets cfg.Listen names.
 func (s *Server) bind(cfg config.Config) error {
-	proxy, err := s.proxyOptions(cfg)
+	l, err := s.listen(cfg)
 	if err != nil {
 		return err
+	}
+	s.sockets, err = edge.Bind(l)
+	return err
+}
+
+// listen is what the edge binds, or adopts, for cfg.
+func (s *Server) listen(cfg config.Config) (edge.Listen, error) {
+	proxy, err := s.proxyOptions(cfg)
+	if err != nil {
+		return edge.Listen{}, err
 	}
 	l := edge.Listen{
 		UDP:     cfg.Listen.UDP,
@@ -41,8 +51,7 @@ func (s *Server) bind(cfg config.Config) error {
 			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.cert.Load(), nil },
 		}
 	}
-	s.sockets, err = edge.Bind(l)
-	return err
+	return l, nil
 }
 
 // connLimits are limits.connections_per_ip, connections_per_prefix and

@@ -14,6 +14,8 @@ import (
 // them) keep their running values and are returned when they differ, so the
 // caller can say a restart is needed. On error nothing changes.
 func (s *Server) Reload(cfg config.Config) (restartNeeded []string, err error) {
+	s.freeze.Lock() // not while a successor is being handed the table
+	defer s.freeze.Unlock()
 	cfg, restartNeeded = config.Reload(*s.cfg.Load(), cfg)
 	if err := s.apply(cfg); err != nil {
 		s.obs.Reloaded(false)
@@ -25,7 +27,7 @@ func (s *Server) Reload(cfg config.Config) (restartNeeded []string, err error) {
 	if cfg.Auth.DisconnectOnRevoke {
 		for _, user := range cfg.Auth.RevokedUsers {
 			if s.table.UserCount(user) > 0 {
-				s.Disconnect(user, "", "reload: auth.revoked_users")
+				s.disconnect(user, "", "reload: auth.revoked_users")
 			}
 		}
 	}

@@ -49,6 +49,9 @@ type Options struct {
 	AllocateRateClock func() time.Time
 	// Clock drives the table's expiries; nil means the system clock.
 	Clock allocation.Clock
+	// Inherit, if not nil, is a predecessor's state and descriptors: New
+	// serves them instead of binding, and reads nothing before Start.
+	Inherit *Inherit
 
 	// relays, if not nil, wraps the relay the handlers open routes on (a
 	// test's hold; export_test.go sets it).
@@ -85,8 +88,18 @@ type Server struct {
 	rated          allocRates                           // which allocations hold a userRates share
 	users          *userTraffic                         // for http.metrics_users
 
-	stopRun   context.CancelFunc
-	serving   sync.WaitGroup // the serve loops and the table's clock
+	clock      allocation.Clock
+	clockStop  context.CancelFunc // the table's clock; nil while stopped
+	clockDone  chan struct{}
+	startOnce  sync.Once
+	started    atomic.Bool
+	freeze     sync.Mutex // held from Freeze to Commit or Thaw; Close, Reload and Disconnect wait
+	handedOver atomic.Bool
+	// startStreams starts the readers of the connections a predecessor
+	// passed; nil: none.
+	startStreams func()
+
+	serving   sync.WaitGroup // the serve loops
 	closeOnce sync.Once
 	closed    chan struct{}
 }
@@ -127,9 +140,18 @@ func New(opts Options) (*Server, error) {
 	if s.alts.refresh <= 0 {
 		s.alts.refresh = defaultAlternatesRefresh
 	}
-	nonces, err := auth.NewNonces(nil, nonceLife)
+	var in *inherited
+	var secret []byte // nil: a fresh one
+	if opts.Inherit != nil {
+		var err error
+		if in, err = decodeInherit(opts.Inherit); err != nil {
+			return nil, fmt.Errorf("take over: %w", err)
+		}
+		secret = in.snap.NonceSecret // the predecessor's nonces stay valid
+	}
+	nonces, err := newNonces(secret)
 	if err != nil {
-		return nil, fmt.Errorf("make nonces: %w", err)
+		return nil, err
 	}
 	s.nonces = nonces
 	if err := s.apply(cfg); err != nil {
@@ -154,7 +176,12 @@ func New(opts Options) (*Server, error) {
 	s.table.handler.Store(s.turn)
 	s.edge = edge.New(s.panicked)
 	s.edge.SetIdleTimeout(cfg.Limits.IdleConnectionTimeout)
-	if err := s.bind(cfg); err != nil {
+	if in != nil {
+		if err := s.inherit(in); err != nil {
+			s.abandon()
+			return nil, fmt.Errorf("take over: %w", err)
+		}
+	} else if err := s.bind(cfg); err != nil {
 		s.relay.Close()
 		return nil, err
 	}
@@ -163,15 +190,65 @@ func New(opts Options) (*Server, error) {
 	}
 	// Only now are turnd's own addresses known, which the alternates leave out.
 	s.alts.republish()
-	clock := opts.Clock
-	if clock == nil && opts.AllocateRateClock != nil {
-		clock = handlerClock{now: s.now} // deadlines are set on the handlers' clock
+	s.clock = opts.Clock
+	if s.clock == nil && opts.AllocateRateClock != nil {
+		s.clock = handlerClock{now: s.now} // deadlines are set on the handlers' clock
 	}
-	s.serve(clock)
+	if s.clock == nil {
+		s.clock = allocation.Wall{}
+	}
 	if opts.DrainChanged != nil {
 		go s.alts.run(s.table.Admitting, opts.DrainChanged, s.closed)
 	}
+	if in == nil {
+		s.Start()
+	}
 	return s, nil
+}
+
+// newNonces makes the NONCE issuer: with a predecessor's secret, its
+// nonces stay valid.
+func newNonces(secret []byte) (*auth.Nonces, error) {
+	n, err := auth.NewNonces(secret, nonceLife)
+	if err != nil {
+		return nil, fmt.Errorf("make nonces: %w", err)
+	}
+	return n, nil
+}
+
+// Start starts reading every socket and the table's clock. New calls it
+// unless the server takes over from a predecessor, which must have
+// stopped for good first; later calls do nothing.
+func (s *Server) Start() {
+	s.startOnce.Do(func() {
+		s.started.Store(true)
+		s.startClock()
+		s.serve()
+		if s.startStreams != nil {
+			s.startStreams()
+		}
+	})
+}
+
+// startClock runs the table's expiries until stopClock.
+func (s *Server) startClock() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	s.clockStop, s.clockDone = cancel, done
+	go func() {
+		defer close(done)
+		s.table.Run(ctx, s.clock)
+	}()
+}
+
+// stopClock stops the table's expiries and waits for the one running.
+func (s *Server) stopClock() {
+	if s.clockStop == nil {
+		return
+	}
+	s.clockStop()
+	<-s.clockDone
+	s.clockStop = nil
 }
 
 // peerArrived is the relay's Options.PeerArrived: the handler's, once it
@@ -180,19 +257,8 @@ func (s *Server) peerArrived(r *bindings.Route, peer netip.AddrPort) (uint32, bo
 	return s.turn.PeerArrived(r, peer)
 }
 
-// serve starts a loop per UDP socket and per stream listener, and the
-// table's clock.
-func (s *Server) serve(clock allocation.Clock) {
-	if clock == nil {
-		clock = allocation.Wall{}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stopRun = cancel
-	s.serving.Add(1)
-	go func() {
-		defer s.serving.Done()
-		s.table.Run(ctx, clock)
-	}()
+// serve starts a loop per UDP socket and per stream listener.
+func (s *Server) serve() {
 	for _, sock := range s.sockets.UDP {
 		s.serving.Add(1)
 		go func() {
@@ -200,7 +266,19 @@ func (s *Server) serve(clock allocation.Clock) {
 			_ = s.edge.ServeUDP(sock, s.relay.RelayFor(sock), s.turn.Serve) // a failure is in Failed
 		}()
 	}
-	streams := edge.StreamOptions{
+	streams := s.streamOptions()
+	for _, ln := range append(append([]net.Listener(nil), s.sockets.TCP...), s.sockets.TLS...) {
+		s.serving.Add(1)
+		go func() {
+			defer s.serving.Done()
+			_ = s.edge.ServeStreams(ln, streams)
+		}()
+	}
+}
+
+// streamOptions are how the edge serves TCP and TLS connections.
+func (s *Server) streamOptions() edge.StreamOptions {
+	return edge.StreamOptions{
 		Handler:  s.turn.Serve,
 		FastPath: s.streamFastPath,
 		Reactor: func() edge.Reactor {
@@ -212,13 +290,6 @@ func (s *Server) serve(clock allocation.Clock) {
 		},
 		HandshakeTimeout: edge.HandshakeTimeout,
 		Closed:           s.streamClosed,
-	}
-	for _, ln := range append(append([]net.Listener(nil), s.sockets.TCP...), s.sockets.TLS...) {
-		s.serving.Add(1)
-		go func() {
-			defer s.serving.Done()
-			_ = s.edge.ServeStreams(ln, streams)
-		}()
 	}
 }
 
@@ -286,6 +357,13 @@ func (s *Server) Failed() <-chan error { return s.edge.Failed() }
 // answerGrace: the Refresh with lifetime 0 that ended a drain gets its 200.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		s.freeze.Lock() // a hand-over in progress ends first
+		defer s.freeze.Unlock()
+		if !s.started.Load() {
+			s.abandon()
+			close(s.closed)
+			return
+		}
 		s.table.StopAdmitting()
 		s.log.Debug("closing: answering requests in flight")
 		ctx, cancel := context.WithTimeout(context.Background(), answerGrace)
@@ -298,10 +376,22 @@ func (s *Server) Close() error {
 		// enough: no reader serves anymore.
 		s.table.EndWhere(func(*allocation.Allocation) bool { return true }, why)
 		s.relay.Close()
-		s.stopRun()
+		s.stopClock()
 		_ = s.sockets.Close()
 		s.awaitLoops()
 		close(s.closed)
 	})
 	return nil
+}
+
+// abandon closes a server that never served: what it holds are
+// duplicates of a predecessor's descriptors, and its allocations stay the
+// predecessor's (EndMoved: no usage record here).
+func (s *Server) abandon() {
+	s.table.StopAdmitting()
+	s.table.EndWhere(func(*allocation.Allocation) bool { return true }, allocation.EndMoved)
+	s.relay.Close()
+	if s.sockets != nil {
+		_ = s.sockets.Close()
+	}
 }

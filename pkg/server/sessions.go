@@ -24,6 +24,13 @@ func (s *Server) Usage(info allocation.Info) traffic.Usage {
 // many it ended. by says who asked, for the log. The client's next request
 // gets 437, and the usage record says disconnected.
 func (s *Server) Disconnect(user, id, by string) int {
+	s.freeze.Lock() // not while a successor is being handed the table
+	defer s.freeze.Unlock()
+	return s.disconnect(user, id, by)
+}
+
+// disconnect is Disconnect; s.freeze is held.
+func (s *Server) disconnect(user, id, by string) int {
 	// Chosen from the list: EndWhere's match runs under the table's lock,
 	// where an allocation's relayed addresses cannot be read.
 	chosen := make(map[netaddr.FiveTuple]bool)

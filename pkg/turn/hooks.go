@@ -15,7 +15,8 @@ import (
 // usage record.
 func (h *Handler) Ended(a *allocation.Allocation, why allocation.EndReason) {
 	h.relays.Close(a.Route, bindings.Both)
-	if s := a.Route.Client.Stream; s != nil {
+	// A moved allocation's connection went with it.
+	if s := a.Route.Client.Stream; s != nil && why != allocation.EndMoved {
 		s.Idle(true)
 	}
 	h.events.Ended(a, why, a.Usage())

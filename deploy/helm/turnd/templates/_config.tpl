@@ -56,6 +56,12 @@ cannot change the file's structure.
 {{- $_ = set $drain "alternate_servers" (list $peers) -}}
 {{- end -}}
 {{- $_ = set $cfg "drain" $drain -}}
+{{- if $v.handover.enabled -}}
+{{- /* after: wait, because a container that exits is restarted: the old pod's
+       turnd must stay until Kubernetes deletes its pod (SIGTERM), and then
+       exit once its TLS clients are gone. */ -}}
+{{- $_ = set $cfg "handover" (dict "socket" "/run/turnd/handover.sock" "timeout" $v.handover.timeout "after" "wait") -}}
+{{- end -}}
 # turnd.yaml rendered by the {{ .root.Chart.Name }} chart {{ .root.Chart.Version }}; edit the values, not this file.
 # ${TURND_NODE_IP} is the node's address, set by the pod from the downward API.
 {{ toYaml $cfg }}
@@ -120,6 +126,12 @@ a message naming the values to change; prints nothing otherwise.
 {{- end -}}
 {{- if and (contains ":" $v.bindAddress) (ne $v.ipFamily "IPv6") -}}
 {{- fail (printf "bindAddress: %q is an IPv6 address; set ipFamily: IPv6" $v.bindAddress) -}}
+{{- end -}}
+{{- if $v.handover.enabled -}}
+{{- $timeout := include "turnd.durationSeconds" (dict "path" "handover.timeout" "value" $v.handover.timeout) -}}
+{{- if le (float64 $v.handover.minReadySeconds) (float64 $timeout) -}}
+{{- fail (printf "handover.minReadySeconds: %d must exceed handover.timeout (%s), or an old pod could be deleted before its successor has taken over" (int $v.handover.minReadySeconds) $v.handover.timeout) -}}
+{{- end -}}
 {{- end -}}
 {{- if and (not $v.existingSecret) (not $v.config.auth.users) (not $v.config.auth.secrets) -}}
 {{- fail "config.auth: set users or secrets (or existingSecret); turnd refuses to run without credentials" -}}
