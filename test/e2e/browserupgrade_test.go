@@ -1,10 +1,14 @@
 package e2e
 
 import (
+	"net"
+	"strconv"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/turnd/turnd/internal/testturn"
 )
 
 // TestBrowserCallAcrossUpgrade: a Chromium call (relay-only, an unreliable
@@ -17,6 +21,9 @@ import (
 func TestBrowserCallAcrossUpgrade(t *testing.T) {
 	cfg := testConfig()
 	cfg.Limits.MaxLifetime = 6 * time.Second
+	// A port of its own: a successor adopts the HTTP listener only where
+	// its address is the configured one.
+	cfg.HTTP.Address = net.JoinHostPort("127.0.0.1", strconv.Itoa(testturn.FreeTCPPort(t)))
 	srv := startLineage(t, writeConfig(t, cfg), nil)
 	b := newBrowser(t, "")
 	before := b.startCall(demoServer("turn:" + srv.UDP + "?transport=udp"))
@@ -48,6 +55,10 @@ func TestBrowserCallAcrossUpgrade(t *testing.T) {
 		t.Errorf("took over %v allocations, want the call's 2", took["allocations"])
 	}
 	srv.waitGone(old, 5*time.Second)
+	// The HTTP listener moved too: the new process answers on it, from its own table.
+	if got := sumPrefix(srv.scrape(), "turnd_allocations{"); got != 2 {
+		t.Errorf("the new process's /metrics: %v allocations, want the call's 2", got)
+	}
 
 	var after candidatePair
 	b.eval("pair()", &after)
