@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/turnd/turnd/bench/procstat"
 )
 
@@ -61,7 +63,10 @@ type Handover struct {
 	RcvbufErrors int64   `json:"udp_rcvbuf_errors"`
 	InErrors     int64   `json:"udp_in_errors"`
 	SetupSeconds float64 `json:"setup_s"`
-	Error        string  `json:"error,omitempty"`
+	// OpenFilesLimit is turnd's RLIMIT_NOFILE during the upgrade (see
+	// roomForHandover).
+	OpenFilesLimit uint64 `json:"open_files_limit"`
+	Error          string `json:"error,omitempty"`
 }
 
 func handoverScenario() scenario {
@@ -127,6 +132,9 @@ type streamOutput struct {
 // once the stream is steady; next is the successor, once known.
 func handoverOnce(ctx context.Context, e *env, s *server, old *pidWatch, n int) (h Handover, next *pidWatch, err error) {
 	h = Handover{Allocations: n, StreamRate: handoverRate, OldPID: old.pid}
+	if h.OpenFilesLimit, err = roomForHandover(old.pid, n); err != nil {
+		return h, nil, err
+	}
 	udp0, err := udpCounters()
 	if err != nil {
 		return h, nil, err
@@ -169,17 +177,20 @@ func handoverOnce(ctx context.Context, e *env, s *server, old *pidWatch, n int) 
 	}
 	<-ended
 	runErr := cmd.Wait()
-	if upErr != nil {
-		return h, next, upErr
-	}
+	// The stream is measured across a failed upgrade too: nothing may change.
 	var rep streamOutput
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Stream == nil {
-		return h, next, fmt.Errorf("decode turnload stream report (%w): %w", runErr, errParse)
+		return h, next, errors.Join(upErr, fmt.Errorf("decode turnload stream report (%w): %w", runErr, errParse))
 	}
 	st := rep.Stream
 	h.Sent, h.Received, h.LossPct, h.MaxGapMs, h.RTTMaxMs = st.Sent, st.Received, st.LossPct, st.MaxGapMs, st.RTTMaxMs
-	h.GapFromUpgradeMs = float64(st.MaxGapFromUnixNano-began.UnixNano()) / 1e6
+	if !began.IsZero() {
+		h.GapFromUpgradeMs = float64(st.MaxGapFromUnixNano-began.UnixNano()) / 1e6
+	}
 	h.SetupSeconds = rep.Setup.Seconds
+	if upErr != nil {
+		return h, next, upErr
+	}
 	if rep.Setup.OK != n {
 		return h, next, fmt.Errorf("turnload held %d of %d idle allocations: %w", rep.Setup.OK, n, errParse)
 	}
@@ -197,6 +208,30 @@ func handoverOnce(ctx context.Context, e *env, s *server, old *pidWatch, n int) 
 		return h, next, err
 	}
 	return h, next, runErr
+}
+
+// roomForHandover raises turnd's open-file limit (prlimit) to what a
+// hand-over of n allocations needs, as far as the hard limit allows (or
+// beyond, with CAP_SYS_RESOURCE), and returns the limit in force. Each
+// process holds two descriptors of every relay socket for a moment: the
+// old one duplicates them to pass them, the new one duplicates what it
+// received into its own sockets. The successor inherits the limit from the
+// old process that starts it. A limit too low shows as the upgrade's error.
+func roomForHandover(pid, n int) (uint64, error) {
+	var lim unix.Rlimit
+	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &lim); err != nil {
+		return 0, fmt.Errorf("read turnd's open-file limit: %w", err)
+	}
+	need := uint64(2*(n+1) + 1024)
+	if lim.Cur >= need {
+		return lim.Cur, nil
+	}
+	for _, to := range []unix.Rlimit{{Cur: need, Max: max(lim.Max, need)}, {Cur: lim.Max, Max: lim.Max}} {
+		if to.Cur > lim.Cur && unix.Prlimit(pid, unix.RLIMIT_NOFILE, &to, nil) == nil {
+			return to.Cur, nil
+		}
+	}
+	return lim.Cur, nil
 }
 
 // watchProgress copies turnload's stderr to w and closes steady when the
