@@ -56,8 +56,13 @@ type Handover struct {
 	OldExitedMs      float64 `json:"old_exited_ms"` // from the upgrade's end until the old process was gone
 	OldPID           int     `json:"old_pid"`
 	NewPID           int     `json:"new_pid"`
+	// SocketDrops is what the kernel dropped at turnd's own UDP sockets
+	// across the upgrade (their drops in /proc/net/udp): the client-facing
+	// ones and every relay socket, which the successor holds as the same
+	// kernel sockets.
+	SocketDrops int64 `json:"socket_drops"`
 	// UDP counters of /proc/net/snmp, change over the run: every socket of
-	// the machine's namespace counts, the load generator's too.
+	// the machine's namespace counts, other work's and the load generator's too.
 	RcvbufErrors int64   `json:"udp_rcvbuf_errors"`
 	InErrors     int64   `json:"udp_in_errors"`
 	SetupSeconds float64 `json:"setup_s"`
@@ -103,8 +108,8 @@ func runHandovers(ctx context.Context, e *env, s *server) (Row, error) {
 		if err != nil {
 			return row, err
 		}
-		fmt.Fprintf(e.log, "bench:   longest gap %.1f ms (began %.0f ms after the upgrade started), loss %.3f%%, upgrade %.0f ms, frozen %.1f ms, RcvbufErrors +%d\n",
-			h.MaxGapMs, h.GapFromUpgradeMs, h.LossPct, h.UpgradeMs, h.FrozenMs, h.RcvbufErrors)
+		fmt.Fprintf(e.log, "bench:   longest gap %.1f ms (began %.0f ms after the upgrade started), loss %.3f%%, upgrade %.0f ms, frozen %.1f ms, drops at turnd's sockets %d (machine RcvbufErrors +%d)\n",
+			h.MaxGapMs, h.GapFromUpgradeMs, h.LossPct, h.UpgradeMs, h.FrozenMs, h.SocketDrops, h.RcvbufErrors)
 	}
 	return row, nil
 }
@@ -162,16 +167,21 @@ func handoverOnce(ctx context.Context, e *env, s *server, old *pidWatch, n int) 
 	var began time.Time
 	select {
 	case <-steady:
+		drops0, err := socketDrops(old.pid)
+		if err != nil {
+			upErr = err
+			break
+		}
 		began = time.Now()
 		h.NewPID, upErr = upgrade(ctx, e.turnd, old.pid)
 		h.UpgradeMs = ms(time.Since(began))
+		if upErr == nil {
+			next, upErr = h.afterUpgrade(old, drops0)
+		} else if drops, err := socketDrops(old.pid); err == nil {
+			h.SocketDrops = drops - drops0 // the old process serves on
+		}
 	default:
 		upErr = fmt.Errorf("turnload stream ended before its stream was steady: %w", errParse)
-	}
-	upgraded := time.Now()
-	if h.NewPID > 0 {
-		next, err = watchPID(h.NewPID)
-		upErr = errors.Join(upErr, err)
 	}
 	<-ended
 	runErr := cmd.Wait()
@@ -192,11 +202,6 @@ func handoverOnce(ctx context.Context, e *env, s *server, old *pidWatch, n int) 
 	if rep.Setup.OK != n {
 		return h, next, fmt.Errorf("turnload held %d of %d idle allocations: %w", rep.Setup.OK, n, errParse)
 	}
-	if !old.wait(10 * time.Second) {
-		return h, next, fmt.Errorf("the old turnd (pid %d) still runs 10s after handing over", old.pid)
-	}
-	// The pidfd turned readable when it exited; the stream ran for seconds after the upgrade.
-	h.OldExitedMs = ms(oldExit(old, upgraded))
 	udp1, err := udpCounters()
 	if err != nil {
 		return h, next, err
@@ -206,6 +211,28 @@ func handoverOnce(ctx context.Context, e *env, s *server, old *pidWatch, n int) 
 		return h, next, err
 	}
 	return h, next, runErr
+}
+
+// afterUpgrade watches the successor, waits for the old process to exit
+// and reads the drops at turnd's sockets, while every allocation is still
+// held: turnload's release at the end closes their relay sockets, and the
+// kernel forgets a closed socket's count.
+func (h *Handover) afterUpgrade(old *pidWatch, drops0 int64) (*pidWatch, error) {
+	upgraded := time.Now()
+	next, err := watchPID(h.NewPID)
+	if err != nil {
+		return nil, err
+	}
+	if !old.wait(10 * time.Second) {
+		return next, fmt.Errorf("the old turnd (pid %d) still runs 10s after handing over", old.pid)
+	}
+	h.OldExitedMs = ms(oldExit(old, upgraded))
+	drops, err := socketDrops(h.NewPID)
+	if err != nil {
+		return next, err
+	}
+	h.SocketDrops = drops - drops0
+	return next, nil
 }
 
 // roomForHandover raises turnd's open-file limit (prlimit) to what a

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -42,5 +43,35 @@ func TestUDPCounters(t *testing.T) {
 	}
 	if _, ok := m["RcvbufErrors"]; !ok {
 		t.Errorf("no RcvbufErrors in %v", m)
+	}
+}
+
+// TestSocketDrops counts a socket of this process that dropped datagrams:
+// a tiny receive buffer, never read.
+func TestSocketDrops(t *testing.T) {
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetReadBuffer(1) // the kernel's minimum
+	s, err := net.DialUDP("udp4", nil, c.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	before, err := socketDrops(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 200 {
+		_, _ = s.Write(make([]byte, 1000))
+	}
+	after, err := socketDrops(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after-before < 100 {
+		t.Errorf("drops %d -> %d after 200 datagrams into a minimal buffer, want most of them counted", before, after)
 	}
 }
