@@ -71,7 +71,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.realm, "realm", "", "realm; empty uses the one the server announces")
 	fs.IntVar(&o.clients, "clients", 100, "client allocations (one UDP socket each); stream: the idle ones beside the stream")
 	fs.IntVar(&o.concurrency, "concurrency", 64, "clients set up (or, in alloc mode, run) at the same time")
-	fs.Float64Var(&o.rate, "rate", 10000, "relay: messages per second, all clients together, each way; stream: the stream's")
+	fs.Float64Var(&o.rate, "rate", 10000, "relay: messages per second, all clients together, each way; stream: the stream's (default 200)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "relay, stream: sending time; idle: holding time")
 	fs.IntVar(&o.size, "size", 100, "relay, stream: payload bytes per message")
 	fs.BoolVar(&o.sendIndications, "send-indications", false, "relay: Send/Data indications instead of ChannelData")
@@ -89,6 +89,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected arguments %q: %w", fs.Args(), errUsage)
+	}
+	if o.mode == modeStream && !isSet(fs, "rate") {
+		o.rate = defaultStreamRate // relay's default is a load, not a stream
 	}
 	var errs []error
 	var err error
@@ -144,6 +147,17 @@ func (o *options) validate() []error {
 		check(o.refresh > 0 && o.refresh < o.lifetime, "--refresh: must be > 0 and shorter than --lifetime")
 	}
 	return errs
+}
+
+// defaultStreamRate is stream mode's rate without --rate: a voice call's
+// packet rate, about.
+const defaultStreamRate = 200
+
+// isSet reports whether the command line gave the flag.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // parseUDPAddr accepts only a literal "ip:port": a load generator should not
