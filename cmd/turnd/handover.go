@@ -23,12 +23,14 @@ import (
 const handoverVersion = 1
 
 // handoverState is what passes to a successor besides the descriptors:
-// the server's state, and which descriptors are the HTTP listener and the
-// hand-over socket (-1: none).
+// the server's state, which descriptors are the HTTP listener and the
+// hand-over socket (-1: none), and where the relay sockets the server
+// lent begin.
 type handoverState struct {
 	Server json.RawMessage `json:"server"`
 	HTTP   int             `json:"http"`
 	Socket int             `json:"socket"`
+	Relays int             `json:"relays"`
 }
 
 // handoverd is the old process's side: it answers `turnd upgrade` and
@@ -296,7 +298,7 @@ func (h *handoverd) handOver(ctx context.Context, c *handover.Conn, req handover
 func (h *handoverd) offer(v int, frozen *server.Frozen) (handover.Offer, []*os.File, error) {
 	st := handoverState{Server: frozen.State, HTTP: -1, Socket: -1}
 	files := append([]*os.File(nil), frozen.Files...)
-	names := append([]string(nil), frozen.Names...)
+	names := append([]string(nil), frozen.Names[:len(frozen.Files)]...)
 	var extra []*os.File
 	if tl, ok := h.d.httpLn.(*net.TCPListener); ok {
 		f, err := tl.File()
@@ -315,12 +317,14 @@ func (h *handoverd) offer(v int, frozen *server.Frozen) (handover.Offer, []*os.F
 		st.Socket = len(files)
 		files, names, extra = append(files, f), append(names, "handover"), append(extra, f)
 	}
+	st.Relays = len(files) // the lent relay sockets follow the files
+	names = append(names, frozen.Names[len(frozen.Files):]...)
 	b, err := json.Marshal(st)
 	if err != nil {
 		closeFiles(extra)
 		return handover.Offer{}, nil, fmt.Errorf("encode hand-over state: %w", err)
 	}
-	return handover.Offer{Version: v, State: b, Names: names, Files: files}, extra, nil
+	return handover.Offer{Version: v, State: b, Names: names, Files: files, Fds: frozen.Fds}, extra, nil
 }
 
 // afterCommit hands the service to the successor: systemd's main PID, the

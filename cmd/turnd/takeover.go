@@ -80,9 +80,12 @@ func (t *takeOver) decode() error {
 		return fmt.Errorf("decode hand-over state: %w", err)
 	}
 	for _, i := range []int{t.state.HTTP, t.state.Socket} {
-		if i < -1 || i >= len(t.offer.Files) {
-			return fmt.Errorf("hand-over state names descriptor %d of %d", i, len(t.offer.Files))
+		if i < -1 || i >= t.state.Relays {
+			return fmt.Errorf("hand-over state names descriptor %d of %d", i, t.state.Relays)
 		}
+	}
+	if t.state.Relays < 0 || t.state.Relays > len(t.offer.Files) {
+		return fmt.Errorf("hand-over state puts the relay sockets at %d of %d descriptors", t.state.Relays, len(t.offer.Files))
 	}
 	return nil
 }
@@ -92,7 +95,7 @@ func (t *takeOver) inherit() *server.Inherit {
 	if t == nil {
 		return nil
 	}
-	return &server.Inherit{State: t.state.Server, Files: t.offer.Files}
+	return &server.Inherit{State: t.state.Server, Files: t.offer.Files[:t.state.Relays], Relays: t.offer.Files[t.state.Relays:]}
 }
 
 // file is descriptor i of the offer, nil for -1.
@@ -141,7 +144,11 @@ func sameAddr(bound, configured string) bool {
 // duplicated.
 func (t *takeOver) closeFiles() {
 	if t != nil {
-		closeFiles(t.offer.Files)
+		for _, f := range t.offer.Files {
+			if f != nil {
+				_ = f.Close()
+			}
+		}
 		t.offer.Files = nil
 	}
 }

@@ -28,12 +28,17 @@ type Request struct {
 
 // Offer is what the old process hands over: Files[i] is named Names[i] in
 // logs. The sender's Files stay the caller's to close (and must stay open
-// until Offer returns); the receiver's are its own.
+// until Offer returns); the receiver's are its own. Fds are descriptors
+// the sender lends as they are (sent after Files, named after them, never
+// closed or changed here): thousands of relay sockets need no duplicate,
+// which would double the old process's descriptors at the hand-over. The
+// receiver gets them all in Files.
 type Offer struct {
 	Version int
 	State   []byte
 	Names   []string
 	Files   []*os.File
+	Fds     []int
 }
 
 // Choose returns the highest version both sides know.
@@ -105,13 +110,14 @@ func (c *Conn) Refuse(reason string) error {
 // about 48 MB. A successor that stops reading blocks Offer until c is
 // closed (from the goroutine that waits on the hand-over's timeout).
 func (c *Conn) Offer(o Offer) error {
-	if len(o.Names) != len(o.Files) {
-		return fmt.Errorf("send offer: %d names for %d files", len(o.Names), len(o.Files))
+	total := len(o.Files) + len(o.Fds)
+	if len(o.Names) != total {
+		return fmt.Errorf("send offer: %d names for %d files", len(o.Names), total)
 	}
-	if len(o.Files) > maxFiles {
-		return fmt.Errorf("send offer: %d files over the cap of %d", len(o.Files), maxFiles)
+	if total > maxFiles {
+		return fmt.Errorf("send offer: %d files over the cap of %d", total, maxFiles)
 	}
-	fds := make([]int, len(o.Files))
+	fds := make([]int, len(o.Files), total)
 	for i, f := range o.Files {
 		fd, err := rawFd(f)
 		if err != nil {
@@ -119,6 +125,7 @@ func (c *Conn) Offer(o Offer) error {
 		}
 		fds[i] = fd
 	}
+	fds = append(fds, o.Fds...)
 	defer runtime.KeepAlive(o.Files)
 	err := c.write(message{Type: typeOffer, Version: o.Version, State: o.State, Names: o.Names, Files: len(fds)}, nil)
 	if err != nil {

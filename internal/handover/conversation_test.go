@@ -375,3 +375,62 @@ func TestReceiverDiesMidOffer(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLentDescriptors: descriptors lent by number arrive after the files,
+// work on the other side, and stay open and unchanged (non-blocking) here.
+func TestLentDescriptors(t *testing.T) {
+	checkGoroutines(t)
+	ctx := testCtx(t)
+	oldC, newC := pair(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	lr, lw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lr.Close()
+	defer lw.Close()
+	var lent int
+	rc, err := lw.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = rc.Control(func(fd uintptr) { lent = int(fd) })
+	if err := unix.SetNonblock(lent, true); err != nil {
+		t.Fatal(err)
+	}
+	sent := make(chan error, 1)
+	go func() {
+		sent <- oldC.Offer(Offer{Version: 1, State: []byte(`{}`), Names: []string{"file", "lent"}, Files: []*os.File{w}, Fds: []int{lent}})
+	}()
+	got, err := newC.ReceiveOffer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, f := range got.Files {
+			f.Close()
+		}
+	}()
+	if len(got.Files) != 2 || got.Names[1] != "lent" {
+		t.Fatalf("received %d files named %v, want the file then the lent one", len(got.Files), got.Names)
+	}
+	if _, err := got.Files[1].Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	if _, err := lr.Read(b); err != nil || b[0] != 'x' {
+		t.Fatalf("read %q, %v through the lent descriptor", b, err)
+	}
+	flags, err := unix.FcntlInt(uintptr(lent), unix.F_GETFL, 0)
+	if err != nil || flags&unix.O_NONBLOCK == 0 {
+		t.Fatalf("the lent descriptor here: flags %#x, %v; want it open and non-blocking", flags, err)
+	}
+}

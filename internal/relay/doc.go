@@ -24,6 +24,15 @@
 // its client's transport: a TLS stream's frames, like a TCP one's, are
 // written now or dropped.
 //
+// For an upgrade without waiting (docs/handover.md), the relay hands its
+// UDP relay sockets to a successor process: Pause parks the downlink loops
+// with nothing read left unwritten (pause.go); Routes.Export duplicates a
+// route's sockets, Routes.Adopt serves them in the new process as Open
+// would have, and Routes.Release lets the old one go of them without
+// ending them (handover.go); ExportHeld, AdoptHeld and ReleaseHeld do the
+// same for the ports held for reservations (handoverheld.go). RFC 6062
+// relays do not move.
+//
 // It must never import pion/turn, pkg/turn, the edge, the server,
 // Prometheus or HTTP; it knows nothing about credentials or drains.
 package relay

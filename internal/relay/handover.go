@@ -43,24 +43,10 @@ func (rf RouteFiles) Close() error {
 // ErrNotTracked. Which routes move (not a TLS client's) is the caller's
 // choice.
 func (v Routes) Export(r *bindings.Route) (RouteFiles, error) {
-	rl := v.rl
 	var out RouteFiles
-	if !rl.isSettled() {
-		return out, fmt.Errorf("export relay: %w", ErrNotPaused)
-	}
-	rl.mu.Lock()
-	o := rl.routes[r]
-	var socks [2]*Conn
-	tcp := false
-	if o != nil {
-		socks, tcp = o.socks, o.tcp != [2]*tcpListener{} || o.peers != nil
-	}
-	rl.mu.Unlock()
-	switch {
-	case o == nil || (socks == [2]*Conn{} && !tcp):
-		return out, fmt.Errorf("export relay: %w", ErrNotTracked)
-	case tcp:
-		return out, fmt.Errorf("export relay: %w", ErrNotMovable)
+	socks, err := v.movable(r, "export relay")
+	if err != nil {
+		return out, err
 	}
 	for i, c := range socks {
 		if c == nil {
@@ -74,6 +60,48 @@ func (v Routes) Export(r *bindings.Route) (RouteFiles, error) {
 		out[i] = f
 	}
 	return out, nil
+}
+
+// Lend returns r's UDP relay sockets' own descriptors (-1: no relay of
+// that family), for another process to receive as they are: valid until
+// Release or Close, and only while paused, as for Export. A hand-over of
+// thousands of allocations lends them rather than exporting duplicates,
+// which would double this process's descriptors.
+func (v Routes) Lend(r *bindings.Route) ([2]int, error) {
+	out := [2]int{-1, -1}
+	socks, err := v.movable(r, "lend relay")
+	if err != nil {
+		return out, err
+	}
+	for i, c := range socks {
+		if c != nil {
+			out[i] = c.Socket.Fd()
+		}
+	}
+	return out, nil
+}
+
+// movable is r's UDP relay sockets, if r can move now.
+func (v Routes) movable(r *bindings.Route, what string) ([2]*Conn, error) {
+	rl := v.rl
+	if !rl.isSettled() {
+		return [2]*Conn{}, fmt.Errorf("%s: %w", what, ErrNotPaused)
+	}
+	rl.mu.Lock()
+	o := rl.routes[r]
+	var socks [2]*Conn
+	tcp := false
+	if o != nil {
+		socks, tcp = o.socks, o.tcp != [2]*tcpListener{} || o.peers != nil
+	}
+	rl.mu.Unlock()
+	switch {
+	case o == nil || (socks == [2]*Conn{} && !tcp):
+		return socks, fmt.Errorf("%s: %w", what, ErrNotTracked)
+	case tcp:
+		return socks, fmt.Errorf("%s: %w", what, ErrNotMovable)
+	}
+	return socks, nil
 }
 
 // Adopt serves, in the successor process, the relay sockets another

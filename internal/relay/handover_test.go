@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -223,7 +224,9 @@ func TestHandOverRoute(t *testing.T) {
 	if err := b.SetRate(net.UDPAddrFromAddrPort(relayed), 1e6); err != nil {
 		t.Errorf("SetRate on the adopted relay: %v", err)
 	}
-	if df, err := dontFragmentSet(b.live[liveKey{port: int(relayed.Port())}].Socket); err != nil || !df {
+	if c := b.live[liveKey{port: int(relayed.Port())}]; c == nil {
+		t.Error("the adopted port is not live on B")
+	} else if df, err := dontFragmentSet(c.Socket); err != nil || !df {
 		t.Errorf("adopted socket: DF %v (%v)", df, err)
 	}
 	other := &bindings.Route{Client: rB.Client}
@@ -351,7 +354,69 @@ func TestExportRefusesTCPRelays(t *testing.T) {
 		t.Fatalf("adopt an RFC 6062 route: %v, want ErrNotMovable", err)
 	}
 	rl.Routes().Release(r)
-	if rl.routeAt(relayed) != r {
+	rl.mu.Lock()
+	kept := rl.routes[r] != nil
+	rl.mu.Unlock()
+	if !kept || rl.routeAt(relayed) != r {
 		t.Fatal("Release dropped an RFC 6062 route")
+	}
+}
+
+// TestAdoptForAStreamClient: a TCP client's route is adopted with its
+// connection in the new process: the peer's datagrams go down that
+// connection, and its frames up through RelayStreamFor.
+func TestAdoptForAStreamClient(t *testing.T) {
+	a := newOpenRig(t, Options{IPv4: net.IPv4(127, 0, 0, 1)})
+	relayed := a.open(t, bindings.Want{Families: bindings.V4}).Addr[0]
+	a.bind()
+	pause(t, a.rl)
+	files, err := a.routes.Export(a.route)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer files.Close()
+
+	ln := listenTCP4(t)
+	clientEnd, err := net.DialTCP("tcp4", nil, ln.Addr().(*net.TCPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clientEnd.Close()
+	serverEnd, err := ln.AcceptTCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer serverEnd.Close()
+	b := New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000})
+	t.Cleanup(b.Close)
+	rB := &bindings.Route{Client: bindings.Client{Stream: newWriterStream(serverEnd)}}
+	rB.Client.Tuple.Client = udpAP(a.client) // the 5-tuple the edge keys the stream by
+	rB.Client.Tuple.Server = serverEnd.LocalAddr().(*net.TCPAddr).AddrPort()
+	rB.Client.Tuple.TCP = true
+	rB.SetPermissions(a.route.Permissions())
+	rB.SetChannels(a.route.Channels())
+	if _, err := b.Routes().Adopt(rB, bindings.Want{Families: bindings.V4}, files); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Routes().Close(rB, bindings.Both)
+	a.routes.Release(a.route)
+	a.rl.Resume()
+
+	if _, err := a.peer4.WriteToUDPAddrPort([]byte("s"), relayed); err != nil {
+		t.Fatal(err)
+	}
+	frame := make([]byte, 8) // ChannelData of 1 byte, padded on a stream
+	_ = clientEnd.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(clientEnd, frame); err != nil {
+		t.Fatal(err)
+	}
+	if num, p, ok := wire.ParseChannelData(frame[:5]); !ok || num != 0x4000 || string(p) != "s" {
+		t.Fatalf("stream got %x", frame)
+	}
+	if !b.RelayStreamFor(serverEnd.LocalAddr())(channelData(0x4000, []byte("up")), rB.Client.Tuple.Client) {
+		t.Fatal("B's stream uplink did not take ChannelData")
+	}
+	if p, from := read(t, a.peer4); string(p) != "up" || from != relayed {
+		t.Fatalf("peer got %q from %v", p, from)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,10 +55,12 @@ func TestPauseGivesUpWithItsContext(t *testing.T) {
 	}
 	defer unix.Close(p[0])
 	defer unix.Close(p[1])
-	entered, release := make(chan struct{}), make(chan struct{})
+	entered, released := make(chan struct{}), make(chan struct{})
+	release := sync.OnceFunc(func() { close(released) })
+	t.Cleanup(release) // before the relay closes: Close waits for the callback
 	if err := loop.Watch(p[0], func() bool {
 		close(entered)
-		<-release
+		<-released
 		return false
 	}, func() {}); err != nil {
 		t.Fatal(err)
@@ -77,13 +80,13 @@ func TestPauseGivesUpWithItsContext(t *testing.T) {
 			t.Fatalf("Pause with its context cancelled: %v, want context.Canceled", err)
 		}
 	case <-time.After(10 * time.Second):
-		close(release)
+		release()
 		t.Fatal("Pause did not return when its context ended")
 	}
 	if _, err := r.routes.Export(r.route); !errors.Is(err, ErrNotPaused) {
 		t.Fatalf("export after a failed Pause: %v, want ErrNotPaused", err)
 	}
-	close(release)
+	release()
 	r.rl.Resume()
 
 	if _, err := r.peer4.WriteToUDPAddrPort([]byte("after"), relayed); err != nil {

@@ -34,8 +34,8 @@ type state struct {
 	Held    []heldState     `json:"held"`
 }
 
-// routeState names one moved allocation's relay sockets, by family index;
-// -1: none.
+// routeState names one moved allocation's relay sockets, by family index,
+// as indices into Inherit.Relays; -1: none.
 type routeState struct {
 	Client netip.AddrPort `json:"client"`
 	Server netip.AddrPort `json:"server"`
@@ -52,19 +52,25 @@ type heldState struct {
 }
 
 // Inherit is a predecessor's Frozen state and descriptors, for New to
-// serve from instead of binding. Files stay the caller's to close: the
-// server keeps duplicates.
+// serve from instead of binding: Files as received for Frozen.Files,
+// Relays for Frozen.Fds. The caller closes Files; New closes each of
+// Relays once it holds its own copy (thousands of them must not be held
+// twice).
 type Inherit struct {
-	State []byte
-	Files []*os.File
+	State  []byte
+	Files  []*os.File
+	Relays []*os.File
 }
 
 // Frozen is a server that stopped reading for a successor to take over:
-// State and Files (named by Names, for logs) are what to pass on. Exactly
-// one of Commit (the successor serves) or Thaw (it does not) follows.
+// State, Files (duplicates, closed by Commit or Thaw) and Fds (the relay
+// sockets' own descriptors, lent: valid until Commit or Thaw) are what to
+// pass on; Names names Files then Fds, for logs. Exactly one of Commit (the
+// successor serves) or Thaw (it does not) follows.
 type Frozen struct {
 	State []byte
 	Files []*os.File
+	Fds   []int
 	Names []string
 
 	s      *Server
@@ -129,6 +135,7 @@ func (s *Server) frozen(ctx context.Context) (*Frozen, error) {
 	snap.NonceSecret = s.nonces.Secret()
 	st := state{Version: StateVersion, Edge: ex}
 	routes := s.relay.Routes()
+	var relayNames []string
 	for _, sa := range snap.Allocations {
 		tp := netaddr.FiveTuple{Client: netaddr.Unmap(sa.Client), Server: netaddr.Unmap(sa.Server), TCP: sa.Transport != "udp"}
 		a, ok := s.table.Get(tp)
@@ -136,21 +143,23 @@ func (s *Server) frozen(ctx context.Context) (*Frozen, error) {
 			f.cancel()
 			return nil, fmt.Errorf("allocation of %v left the table while frozen", tp.Client)
 		}
-		rf, err := routes.Export(a.Route)
+		fds, err := routes.Lend(a.Route)
 		if err != nil {
 			f.cancel()
 			return nil, fmt.Errorf("export relay of %v: %w", tp.Client, err)
 		}
 		rs := routeState{Client: tp.Client, Server: tp.Server, TCP: tp.TCP, Files: [2]int{-1, -1}}
-		for i, file := range rf {
-			if file != nil {
-				rs.Files[i] = len(f.Files)
-				f.Files, f.Names = append(f.Files, file), append(f.Names, "relay "+a.RelayedAll()[i].String())
+		for i, fd := range fds {
+			if fd >= 0 {
+				rs.Files[i] = len(f.Fds)
+				f.Fds = append(f.Fds, fd)
+				relayNames = append(relayNames, "relay "+a.RelayedAll()[i].String())
 			}
 		}
 		st.Routes = append(st.Routes, rs)
 		f.moved = append(f.moved, a)
 	}
+	// Held ports are few: duplicates, after the client-facing sockets.
 	held, err := s.relay.ExportHeld()
 	if err != nil {
 		f.cancel()
@@ -160,6 +169,7 @@ func (s *Server) frozen(ctx context.Context) (*Frozen, error) {
 		st.Held = append(st.Held, heldState{Port: h.Port, V6: h.V6, Left: int64(h.Left), File: len(f.Files)})
 		f.Files, f.Names = append(f.Files, h.File), append(f.Names, fmt.Sprintf("held port %d", h.Port))
 	}
+	f.Names = append(f.Names, relayNames...)
 	if st.Table, err = snap.Marshal(); err != nil {
 		f.cancel()
 		return nil, err
@@ -232,9 +242,10 @@ func (s *Server) HandedOver() bool { return s.handedOver.Load() }
 
 // inherited is a predecessor's state, decoded.
 type inherited struct {
-	st    state
-	snap  allocation.Snapshot
-	files []*os.File
+	st     state
+	snap   allocation.Snapshot
+	files  []*os.File
+	relays []*os.File
 }
 
 // decodeInherit reads a predecessor's state strictly: a field this binary
@@ -257,7 +268,7 @@ func decodeInherit(in *Inherit) (*inherited, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &inherited{st: st, snap: snap, files: in.Files}, nil
+	return &inherited{st: st, snap: snap, files: in.Files, relays: in.Relays}, nil
 }
 
 // inherit builds the server's sockets, table and relays from a
@@ -301,18 +312,26 @@ func (s *Server) inherit(in *inherited) error {
 		}
 		var rf relay.RouteFiles
 		w := bindings.Want{DontFragment: a.DontFragment, User: a.User}
-		for i, fi := range rs.Files {
-			if fi < 0 {
+		for i, ri := range rs.Files {
+			if ri < 0 {
 				continue
 			}
-			if rf[i], err = file(fi); err != nil {
-				return err
+			if ri >= len(in.relays) || in.relays[ri] == nil {
+				return fmt.Errorf("server state names relay socket %d of %d", ri, len(in.relays))
 			}
+			rf[i] = in.relays[ri]
 			w.Families |= [2]bindings.Families{bindings.V4, bindings.V6}[i]
 		}
 		got, err := routes.Adopt(a.Route, w, rf)
 		if err != nil {
 			return fmt.Errorf("adopt relay of %v: %w", tp.Client, err)
+		}
+		// Held once: Adopt keeps its own copy.
+		for i, ri := range rs.Files {
+			if ri >= 0 {
+				_ = rf[i].Close()
+				in.relays[ri] = nil
+			}
 		}
 		if want := a.RelayedAll(); got.Addr != want {
 			return fmt.Errorf("adopted relay of %v at %v, the table says %v", tp.Client, got.Addr, want)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/pion/stun/v4"
+	"golang.org/x/sys/unix"
 
 	"github.com/turnd/turnd/internal/testturn"
 	"github.com/turnd/turnd/pkg/allocation"
@@ -24,7 +26,7 @@ func handOver(t *testing.T, from *server.Server, opts server.Options) *server.Se
 	if err != nil {
 		t.Fatalf("freeze: %v", err)
 	}
-	opts.Inherit = &server.Inherit{State: f.State, Files: f.Files}
+	opts.Inherit = inherit(t, f)
 	to, err := server.New(opts)
 	if err != nil {
 		f.Thaw()
@@ -34,6 +36,28 @@ func handOver(t *testing.T, from *server.Server, opts server.Options) *server.Se
 	to.Start()
 	t.Cleanup(func() { _ = to.Close() })
 	return to
+}
+
+// inherit is what a successor process would receive of f: its files, and
+// copies of the descriptors it lends.
+func inherit(t *testing.T, f *server.Frozen) *server.Inherit {
+	t.Helper()
+	in := &server.Inherit{State: f.State, Files: f.Files}
+	for _, fd := range f.Fds {
+		dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Relays = append(in.Relays, os.NewFile(uintptr(dup), "relay"))
+	}
+	t.Cleanup(func() {
+		for _, r := range in.Relays {
+			if r != nil {
+				_ = r.Close()
+			}
+		}
+	})
+	return in
 }
 
 // TestStateRoundTrip: a second server built on the first one's frozen
@@ -81,7 +105,7 @@ func TestStateRoundTrip(t *testing.T) {
 
 	optsB := testOptions()
 	usageB := usageLog(&optsB)
-	optsB.Inherit = &server.Inherit{State: f.State, Files: f.Files}
+	optsB.Inherit = inherit(t, f)
 	b, err := server.New(optsB)
 	if err != nil {
 		f.Thaw()
@@ -204,7 +228,8 @@ func TestSuccessorRefusesAnotherVersion(t *testing.T) {
 	bad := append([]byte(nil), f.State...)
 	copy(bad, `{"version":9`)
 	opts := testOptions()
-	opts.Inherit = &server.Inherit{State: bad, Files: f.Files}
+	opts.Inherit = inherit(t, f)
+	opts.Inherit.State = bad
 	if _, err := server.New(opts); !errors.Is(err, server.ErrStateVersion) {
 		t.Fatalf("successor of another version: %v", err)
 	}
