@@ -101,7 +101,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer peer.stop(syscall.SIGTERM)
 
-	e := &env{turnload: *turnloadBin, uclient: *uclientBin, peer: peer, peerPort: peerPort, opts: serverOpts{cpus: runtime.NumCPU(), maxBPS: *maxBPS}, log: stderr, toolErr: toolErr}
+	e := &env{turnd: *turndBin, turnload: *turnloadBin, uclient: *uclientBin, peer: peer, peerPort: peerPort, opts: serverOpts{cpus: runtime.NumCPU(), maxBPS: *maxBPS}, log: stderr, toolErr: toolErr}
 	res := &Results{Machine: describeMachine(*turndBin, *coturnBin), Started: time.Now().UTC(), MaxBPS: *maxBPS}
 	servers := map[string]string{"turnd": *turndBin, "coturn": *coturnBin}
 	failed := false
@@ -109,6 +109,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for _, kind := range serverKinds() {
 			if ctx.Err() != nil {
 				break
+			}
+			if sc.only != "" && sc.only != kind.name {
+				res.Rows = append(res.Rows, Row{Scenario: sc.name, Server: kind.name, Command: sc.command, Notes: []string{sc.skip}})
+				continue
 			}
 			row := runOne(ctx, e, sc, kind, servers[kind.name], dir)
 			failed = failed || row.Error != ""
@@ -231,7 +235,7 @@ func attemptOne(ctx context.Context, e *env, sc scenario, kind serverKind, bin, 
 	if s, serr := srv.sample(); serr == nil {
 		row.PeakRSSKB = s.HWMKB
 	}
-	if srv.proc.exited() {
+	if srv.proc.exited() && !sc.replacesServer {
 		err = fmt.Errorf("%s exited during the scenario (see %s.out)", kind.name, kind.name)
 	}
 	if err != nil {
@@ -263,6 +267,10 @@ func printAll(w io.Writer, res *Results) {
 	if _, ok := rowOf(res.Rows, "saturation", "turnd"); ok {
 		fmt.Fprintln(w)
 		renderSteps(w, res.Rows)
+	}
+	if r, ok := rowOf(res.Rows, "handover", "turnd"); ok && len(r.Handovers) > 0 {
+		fmt.Fprintln(w)
+		renderHandovers(w, r)
 	}
 }
 

@@ -59,6 +59,9 @@ type Row struct {
 	OtherCPUSeconds  float64   `json:"other_cpu_s"`      // CPU of other user processes during the row (see otherCPU)
 	Notes            []string  `json:"notes,omitempty"`
 	Error            string    `json:"error,omitempty"`
+
+	// Handovers are the hand-over scenario's upgrades, one per allocation count.
+	Handovers []Handover `json:"handovers,omitempty"`
 }
 
 // Step is one offered rate of the saturation ramp.

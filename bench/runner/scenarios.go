@@ -12,6 +12,7 @@ import (
 
 // env is what every scenario needs.
 type env struct {
+	turnd    string // for turnd upgrade
 	turnload string
 	uclient  string
 	peer     *process // turnutils_peer, uclient's echo
@@ -36,6 +37,12 @@ type scenario struct {
 	attempts int
 	// cpuSensitive rows are measured again when other work disturbed them.
 	cpuSensitive bool
+	// only names the one server kind the scenario runs on ("": every
+	// one); the others' rows carry skip as their note.
+	only, skip string
+	// replacesServer scenarios end the server process they were given (a
+	// hand-over to a successor they stop themselves): its exit is no error.
+	replacesServer bool
 }
 
 // uclientLoad is the load of every uclient scenario: the one coturn's
@@ -84,6 +91,7 @@ func scenarios() []scenario {
 		// Memory does not depend on how busy the CPUs are: no re-runs.
 		{name: "idle-rss", run: idleRSS,
 			command: fmt.Sprintf("turnload idle --clients %s --concurrency 100 --duration %v", idleClients, idleHold)},
+		handoverScenario(),
 	}
 }
 

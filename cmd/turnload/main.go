@@ -9,6 +9,8 @@
 //	                         total rate through the server to an echo peer and back
 //	turnload alloc [flags]   allocation burst: each client allocates once, then releases
 //	turnload idle  [flags]   hold N allocations idle, for the server's RSS per allocation
+//	turnload stream [flags]  hold N allocations idle beside one steady stream, and report
+//	                         the stream's longest silence (a server's switch of processes)
 //
 // Run "turnload MODE -h" for the flags. It knows TURN only as a client over
 // UDP; it knows nothing of how the server is built.
@@ -45,6 +47,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		rep, err = runAlloc(ctx, o)
 	case modeIdle:
 		rep, err = runIdle(ctx, o, stderr)
+	case modeStream:
+		rep, err = runStream(ctx, o, stderr)
 	}
 	if rep != nil {
 		if o.json {

@@ -12,9 +12,10 @@ import (
 
 // Modes of operation; see the usage text in main.go.
 const (
-	modeRelay = "relay"
-	modeAlloc = "alloc"
-	modeIdle  = "idle"
+	modeRelay  = "relay"
+	modeAlloc  = "alloc"
+	modeIdle   = "idle"
+	modeStream = "stream"
 )
 
 // Bounds that keep a run finite and inside what one process can hold.
@@ -57,8 +58,8 @@ type options struct {
 // parseArgs parses "MODE [flags]" and validates the result, reporting every
 // problem at once.
 func parseArgs(args []string, stderr io.Writer) (options, error) {
-	if len(args) == 0 || (args[0] != modeRelay && args[0] != modeAlloc && args[0] != modeIdle) {
-		return options{}, fmt.Errorf("first argument must be a mode (relay, alloc or idle): %w", errUsage)
+	if len(args) == 0 || (args[0] != modeRelay && args[0] != modeAlloc && args[0] != modeIdle && args[0] != modeStream) {
+		return options{}, fmt.Errorf("first argument must be a mode (relay, alloc, idle or stream): %w", errUsage)
 	}
 	o := options{mode: args[0]}
 	fs := flag.NewFlagSet("turnload "+o.mode, flag.ContinueOnError)
@@ -68,18 +69,18 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.user, "user", "demo", "long-term credential user name")
 	fs.StringVar(&o.pass, "pass", "demo", "long-term credential password")
 	fs.StringVar(&o.realm, "realm", "", "realm; empty uses the one the server announces")
-	fs.IntVar(&o.clients, "clients", 100, "client allocations (one UDP socket each)")
+	fs.IntVar(&o.clients, "clients", 100, "client allocations (one UDP socket each); stream: the idle ones beside the stream")
 	fs.IntVar(&o.concurrency, "concurrency", 64, "clients set up (or, in alloc mode, run) at the same time")
-	fs.Float64Var(&o.rate, "rate", 10000, "relay: messages per second, all clients together, each way")
-	fs.DurationVar(&o.duration, "duration", 10*time.Second, "relay: sending time; idle: holding time")
-	fs.IntVar(&o.size, "size", 100, "relay: payload bytes per message")
+	fs.Float64Var(&o.rate, "rate", 10000, "relay: messages per second, all clients together, each way; stream: the stream's (default 200)")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "relay, stream: sending time; idle: holding time")
+	fs.IntVar(&o.size, "size", 100, "relay, stream: payload bytes per message")
 	fs.BoolVar(&o.sendIndications, "send-indications", false, "relay: Send/Data indications instead of ChannelData")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
 	fs.IntVar(&o.serverPID, "server-pid", 0, "PID of the server on this machine, to report its CPU time and memory")
 	fs.IntVar(&o.workers, "workers", runtime.GOMAXPROCS(0), "relay: sending goroutines")
 	fs.IntVar(&o.echoSockets, "echo-sockets", runtime.GOMAXPROCS(0), "SO_REUSEPORT sockets of the built-in echo peer")
 	fs.IntVar(&o.batch, "batch", 32, "relay: most datagrams per sendmmsg/recvmmsg")
-	fs.DurationVar(&o.grace, "grace", 2*time.Second, "relay: longest wait for echoes after the last send")
+	fs.DurationVar(&o.grace, "grace", 2*time.Second, "relay, stream: longest wait for echoes after the last send")
 	fs.DurationVar(&o.lifetime, "lifetime", 10*time.Minute, "requested allocation lifetime")
 	fs.DurationVar(&o.refresh, "refresh", 2*time.Minute, "idle: interval between Refresh and ChannelBind renewals")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Second, "longest wait for one STUN transaction, retransmissions included")
@@ -88,6 +89,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected arguments %q: %w", fs.Args(), errUsage)
+	}
+	if o.mode == modeStream && !isSet(fs, "rate") {
+		o.rate = defaultStreamRate // relay's default is a load, not a stream
 	}
 	var errs []error
 	var err error
@@ -114,7 +118,11 @@ func (o *options) validate() []error {
 			errs = append(errs, fmt.Errorf(format, args...))
 		}
 	}
-	check(o.clients >= 1 && o.clients <= maxClients, "--clients: must be 1..%d", maxClients)
+	if o.mode == modeStream {
+		check(o.clients >= 0 && o.clients < maxClients, "--clients: must be 0..%d", maxClients-1)
+	} else {
+		check(o.clients >= 1 && o.clients <= maxClients, "--clients: must be 1..%d", maxClients)
+	}
 	check(o.concurrency >= 1, "--concurrency: must be >= 1")
 	check(o.user != "", "--user: must not be empty")
 	check(o.timeout > 0, "--timeout: must be > 0")
@@ -128,11 +136,28 @@ func (o *options) validate() []error {
 		check(o.workers >= 1 && o.workers <= 256, "--workers: must be 1..256")
 		check(o.batch >= 1 && o.batch <= 1024, "--batch: must be 1..1024")
 		check(o.grace >= 0 && o.grace <= time.Minute, "--grace: must be 0..1m")
+	case modeStream:
+		// The stream's one socket is read by one goroutine: a few thousand a second at most.
+		check(o.rate > 0 && o.rate <= 5000, "--rate: must be > 0 and <= 5000")
+		check(o.duration > 0 && o.duration <= maxRelayDuration, "--duration: must be > 0 and <= %v", maxRelayDuration)
+		check(o.size >= minSize && o.size <= maxSize, "--size: must be %d..%d", minSize, maxSize)
+		check(o.grace >= 0 && o.grace <= time.Minute, "--grace: must be 0..1m")
 	case modeIdle:
 		check(o.duration > 0 && o.duration <= maxIdleDuration, "--duration: must be > 0 and <= %v", maxIdleDuration)
 		check(o.refresh > 0 && o.refresh < o.lifetime, "--refresh: must be > 0 and shorter than --lifetime")
 	}
 	return errs
+}
+
+// defaultStreamRate is stream mode's rate without --rate: a voice call's
+// packet rate, about.
+const defaultStreamRate = 200
+
+// isSet reports whether the command line gave the flag.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // parseUDPAddr accepts only a literal "ip:port": a load generator should not

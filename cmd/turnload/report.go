@@ -17,6 +17,7 @@ type report struct {
 	Relay   *relayReport  `json:"relay,omitempty"`
 	Alloc   *allocReport  `json:"alloc,omitempty"`
 	Idle    *idleReport   `json:"idle,omitempty"`
+	Stream  *streamReport `json:"stream,omitempty"`
 	Self    cpuReport     `json:"self"`
 	Process *serverReport `json:"server_process,omitempty"`
 }
@@ -79,6 +80,24 @@ type idleReport struct {
 	ReleasedFailed int     `json:"release_failed"`
 }
 
+// streamReport is stream mode's measurement of its one stream.
+type streamReport struct {
+	Rate       float64 `json:"rate"`
+	Size       int     `json:"size"`
+	Seconds    float64 `json:"seconds"`
+	Sent       uint64  `json:"sent"`
+	SendFailed uint64  `json:"send_failed"`
+	Received   uint64  `json:"received"` // distinct messages echoed back
+	Duplicates uint64  `json:"duplicates,omitempty"`
+	LossPct    float64 `json:"loss_pct"`
+	// MaxGapMs is the longest silence between two consecutive echoes;
+	// MaxGapFromUnixNano is when it began (the echo before it arrived).
+	MaxGapMs           float64 `json:"max_gap_ms"`
+	MaxGapFromUnixNano int64   `json:"max_gap_from_unix_ns,omitempty"`
+	RTTP50Ms           float64 `json:"rtt_p50_ms"`
+	RTTMaxMs           float64 `json:"rtt_max_ms"`
+}
+
 // cpuReport is turnload's own CPU over the measured window (its echo peer
 // included), so a reader can tell whether the generator was the bottleneck.
 type cpuReport struct {
@@ -138,6 +157,10 @@ func (r *report) writeText(w io.Writer) {
 			p("  server RSS %d kB before, %d kB after setup, %d kB at the end: %.2f kB per allocation",
 				x.BaselineRSSKB, x.SetupRSSKB, x.HeldRSSKB, x.RSSPerAllocKB)
 		}
+	}
+	if x := r.Stream; x != nil {
+		p("stream (%.0f/s, %d B): sent %d, received %d, loss %.3f%%; longest gap between echoes %.1f ms; rtt p50 %.3f ms, max %.1f ms",
+			x.Rate, x.Size, x.Sent, x.Received, x.LossPct, x.MaxGapMs, x.RTTP50Ms, x.RTTMaxMs)
 	}
 	p("turnload CPU %.2fs (%.2f µs per relayed packet)", r.Self.CPUSeconds, r.Self.CPUPerPacketUS)
 	if x := r.Process; x != nil {
