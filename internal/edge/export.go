@@ -217,9 +217,10 @@ func dupConn(conn net.Conn) (*os.File, error) {
 	return os.NewFile(uintptr(fd), "tcp:"+conn.RemoteAddr().String()), nil
 }
 
-// nonblocking sets O_NONBLOCK again on what was exported: a successor's
-// os.File.Fd clears it on the file description both processes share, and
-// this process's poller needs it once it reads them again (Resume).
+// nonblocking sets O_NONBLOCK again on what was exported: a successor
+// that made its copy blocking (net's File, say) did so on the file
+// description both processes share, and this process's poller needs it
+// once it reads them again (Resume).
 func (m *moved) nonblocking() {
 	set := func(sc syscall.Conn) {
 		if rc, err := sc.SyscallConn(); err == nil {

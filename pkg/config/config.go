@@ -265,9 +265,9 @@ type Handover struct {
 	// connects to; it passes to the successor with the rest. Default ""
 	// (none; --take-over needs one).
 	Socket string `yaml:"socket"`
-	// Timeout bounds a hand-over, from the successor's start to its first
-	// served request; past it the successor is killed and nothing changes.
-	// Default 10s.
+	// Timeout bounds a hand-over, from the successor's hello (or start) to
+	// its "serving"; past it the old process serves on as before and a
+	// successor it started is killed. Default 10s.
 	Timeout time.Duration `yaml:"timeout"`
 	// After is what the old process does once what stayed with it (TLS and
 	// RFC 6062 allocations) has drained: "exit" or "wait" (for SIGTERM; a
