@@ -69,15 +69,8 @@ func (s *Sockets) adopt(l Listen, ex Export, files []*os.File) error {
 			continue
 		}
 		// Fresh, as Bind: locked and probed before any socket binds.
-		if key, fixed := lockKey(addr); fixed {
-			lk, err := lockUDPAddress(key)
-			if err != nil {
-				return err
-			}
-			s.locks = append(s.locks, lk)
-			if err := probeUDPAddress(key); err != nil {
-				return err
-			}
+		if err := s.lockFixed(addr); err != nil {
+			return err
 		}
 	}
 	for i, addr := range l.UDP {

@@ -126,15 +126,8 @@ func (s *Sockets) bind(l Listen) error {
 	// A port 0 address is new by construction and locked once bound, so a
 	// third process told the chosen port is refused too.
 	for _, addr := range l.UDP {
-		if key, fixed := lockKey(addr); fixed {
-			lk, err := lockUDPAddress(key)
-			if err != nil {
-				return err
-			}
-			s.locks = append(s.locks, lk)
-			if err := probeUDPAddress(key); err != nil {
-				return err
-			}
+		if err := s.lockFixed(addr); err != nil {
+			return err
 		}
 	}
 	for _, addr := range l.UDP {
@@ -235,6 +228,22 @@ func (s *Sockets) serveListener(l Listen, kind, addr string, raw *net.TCPListene
 		li.port = sl.port
 	}
 	s.listeners = append(s.listeners, li)
+}
+
+// lockFixed takes the lock of a UDP address with a fixed port and probes
+// it for an overlapping one another process serves, before any socket of
+// its group binds.
+func (s *Sockets) lockFixed(addr string) error {
+	key, fixed := lockKey(addr)
+	if !fixed {
+		return nil
+	}
+	lk, err := lockUDPAddress(key)
+	if err != nil {
+		return err
+	}
+	s.locks = append(s.locks, lk)
+	return probeUDPAddress(key)
 }
 
 // SetConnLimits replaces the connection caps; connections already open stay.
