@@ -1,0 +1,105 @@
+package relay
+
+import (
+	"io"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/turnd/turnd/internal/bindings"
+)
+
+// TestTCPRouteMoves: an RFC 6062 route moves to a second relay with its
+// listener, a peer waiting under its CONNECTION-ID and a bound pair's peer
+// connection: after A's ReleaseTCP, B hands out the waiting peer, the
+// bound one carries bytes both ways, and a new peer arrives at B on the
+// same relayed address. No peer sees its connection end.
+func TestTCPRouteMoves(t *testing.T) {
+	a := tcpTestRelay(t, 4, Options{})
+	b := tcpTestRelay(t, 4, Options{})
+	r, relayed := openTCP(t, a)
+	r.SetPermissions([]netip.Addr{netip.MustParseAddr("127.0.0.1")})
+	dial := func(id uint32) net.Conn {
+		ln, accepted := tcpPeer(t, "127.0.0.1") // a peer each: one 4-tuple from the relayed port
+		done := make(chan error, 1)
+		if err := a.Routes().Connect(r, ln.Addr().(*net.TCPAddr).AddrPort(), id, func(err error) { done <- err }); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		return acceptedConn(t, accepted)
+	}
+	waiting := dial(7)
+	bound := dial(8)
+	taken, ok := a.Routes().TakePeer(r, 8)
+	if !ok {
+		t.Fatal("no peer under id 8")
+	}
+	exchange(t, taken, bound)
+
+	pause(t, a)
+	files, err := a.Routes().ExportTCP(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer files.Close()
+	route, pf, err := a.Routes().ExportPeer(taken)
+	if err != nil || route != r {
+		t.Fatalf("export the bound peer: %v (route %p, want %p)", err, route, r)
+	}
+	defer pf.Close()
+
+	rB := &bindings.Route{Client: r.Client}
+	rB.SetPermissions([]netip.Addr{netip.MustParseAddr("127.0.0.1")})
+	got, err := b.Routes().AdoptTCP(rB, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Routes().Close(rB, bindings.Both) })
+	if got.Addr[0] != relayed.AddrPort() {
+		t.Fatalf("adopted at %v, want %v", got.Addr[0], relayed)
+	}
+	takenB, err := b.Routes().AdoptPeer(rB, pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Routes().ReleaseTCP(r)
+	a.Resume()
+	if _, ok := a.Routes().TakePeer(r, 7); ok {
+		t.Fatal("the released relay still holds a waiting peer")
+	}
+
+	exchange(t, takenB, bound)
+	waitingB, ok := b.Routes().TakePeer(rB, 7)
+	if !ok {
+		t.Fatal("the waiting peer did not move under its id")
+	}
+	exchange(t, waitingB, waiting)
+
+	newPeer, err := net.DialTimeout("tcp4", relayed.String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer newPeer.Close()
+	select {
+	case got := <-tcpTestOf(b).arrived:
+		if got.r != rB {
+			t.Fatal("a new peer arrived for another route")
+		}
+		pc, ok := b.Routes().TakePeer(rB, got.id)
+		if !ok {
+			t.Fatal("the new peer is not waiting at B")
+		}
+		exchange(t, pc, newPeer)
+	case got := <-tcpTestOf(a).arrived:
+		t.Fatalf("a new peer arrived at the released relay (id %d)", got.id)
+	case <-time.After(5 * time.Second):
+		t.Fatal("a new peer did not arrive at B")
+	}
+	if u := rB.Usage.Usage(); u.ToPeerBytes != 6 || u.FromPeerBytes != 6 {
+		t.Fatalf("B's usage %+v, want 6 bytes each way", u)
+	}
+	var _ io.Closer = takenB
+}
