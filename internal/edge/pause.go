@@ -186,6 +186,7 @@ func (e *Edge) resume(gone *moved) {
 	e.own.mu.Unlock()
 	for _, c := range conns {
 		c.unhold()
+		c.unholdPipe()
 	}
 }
 
