@@ -335,3 +335,13 @@ func (v Routes) ReleaseTCP(r *bindings.Route) {
 		_ = pc.Close()
 	}
 }
+
+// RouteOf returns the route of the RFC 6062 relay a peer connection
+// TakePeer gave out belongs to; nil if it is not this relay's.
+func (v Routes) RouteOf(peer io.ReadWriteCloser) *bindings.Route {
+	pc, ok := peer.(*peerConn)
+	if !ok || pc.rl != v.rl {
+		return nil
+	}
+	return pc.r.route
+}

@@ -17,9 +17,9 @@ import (
 	"github.com/turnd/turnd/pkg/allocation"
 )
 
-// StateVersion is the version of the state Freeze writes and the only one
-// Inherit reads.
-const StateVersion = 1
+// StateVersion is the version of the state Freeze writes; Inherit reads
+// it and every earlier one. 2: RFC 6062 relays and pipes move.
+const StateVersion = 2
 
 // ErrStateVersion means a state written by a binary of another version.
 var ErrStateVersion = errors.New("unknown server state version")
@@ -32,6 +32,7 @@ type state struct {
 	Edge    edge.Export     `json:"edge"`
 	Routes  []routeState    `json:"routes"`
 	Held    []heldState     `json:"held"`
+	Pipes   []pipeState     `json:"pipes,omitempty"` // Edge.Pipes' peers (handover6062.go)
 }
 
 // routeState names one moved allocation's relay sockets, by family index,
@@ -41,6 +42,8 @@ type routeState struct {
 	Server netip.AddrPort `json:"server"`
 	TCP    bool           `json:"tcp"`
 	Files  [2]int         `json:"files"`
+	// RFC6062 are an RFC 6062 relay's sockets (Files are then -1).
+	RFC6062 *tcpRelayState `json:"rfc6062,omitempty"`
 }
 
 // heldState is a port held for a reservation.
@@ -119,8 +122,6 @@ func (s *Server) frozen(ctx context.Context) (*Frozen, error) {
 		s.edge.Resume()
 		return nil, err
 	}
-	f.ex = ex
-	f.Files, f.Names = ex.Files, exportNames(ex)
 	streams := make(map[netaddr.FiveTuple]bool)
 	for _, c := range ex.Conns {
 		streams[c.Tuple] = true
@@ -131,9 +132,17 @@ func (s *Server) frozen(ctx context.Context) (*Frozen, error) {
 	movable := func(a *allocation.Allocation) bool {
 		return allocation.Movable(a) && (!a.Tuple.TCP || streams[a.Tuple])
 	}
+	pipes, perr := s.exportPipes(&ex, movable)
+	f.ex = ex
+	f.Files, f.Names = ex.Files, exportNames(ex)
+	if perr != nil {
+		f.cancel()
+		return nil, perr
+	}
+	pipeStates := f.freezePipes(pipes)
 	snap := s.table.SnapshotOf(movable)
 	snap.NonceSecret = s.nonces.Secret()
-	st := state{Version: StateVersion, Edge: ex}
+	st := state{Version: StateVersion, Edge: ex, Pipes: pipeStates}
 	routes := s.relay.Routes()
 	var relayNames []string
 	for _, sa := range snap.Allocations {
@@ -143,12 +152,21 @@ func (s *Server) frozen(ctx context.Context) (*Frozen, error) {
 			f.cancel()
 			return nil, fmt.Errorf("allocation of %v left the table while frozen", tp.Client)
 		}
+		rs := routeState{Client: tp.Client, Server: tp.Server, TCP: tp.TCP, Files: [2]int{-1, -1}}
+		if a.PeerTCP {
+			if rs.RFC6062, err = f.freezeTCP(a); err != nil {
+				f.cancel()
+				return nil, err
+			}
+			st.Routes = append(st.Routes, rs)
+			f.moved = append(f.moved, a)
+			continue
+		}
 		fds, err := routes.Lend(a.Route)
 		if err != nil {
 			f.cancel()
 			return nil, fmt.Errorf("export relay of %v: %w", tp.Client, err)
 		}
-		rs := routeState{Client: tp.Client, Server: tp.Server, TCP: tp.TCP, Files: [2]int{-1, -1}}
 		for i, fd := range fds {
 			if fd >= 0 {
 				rs.Files[i] = len(f.Fds)
@@ -209,6 +227,7 @@ func (f *Frozen) Commit() (moved, stayed int) {
 	gone := make(map[*allocation.Allocation]bool, len(f.moved))
 	for _, a := range f.moved {
 		routes.Release(a.Route)
+		routes.ReleaseTCP(a.Route)
 		gone[a] = true
 	}
 	s.relay.ReleaseHeld()
@@ -256,12 +275,12 @@ func decodeInherit(in *Inherit) (*inherited, error) {
 	d.DisallowUnknownFields()
 	if err := d.Decode(&st); err != nil {
 		var probe struct{ Version int }
-		if json.Unmarshal(in.State, &probe) == nil && probe.Version != StateVersion {
+		if json.Unmarshal(in.State, &probe) == nil && (probe.Version < 1 || probe.Version > StateVersion) {
 			return nil, fmt.Errorf("server state version %d: %w", probe.Version, ErrStateVersion)
 		}
 		return nil, fmt.Errorf("decode server state: %w", err)
 	}
-	if st.Version != StateVersion {
+	if st.Version < 1 || st.Version > StateVersion {
 		return nil, fmt.Errorf("server state version %d: %w", st.Version, ErrStateVersion)
 	}
 	snap, err := allocation.ParseSnapshot(st.Table)
@@ -310,6 +329,13 @@ func (s *Server) inherit(in *inherited) error {
 		if !ok {
 			return fmt.Errorf("relay sockets of %v, which the table does not hold", tp.Client)
 		}
+		if rs.RFC6062 != nil {
+			if err := s.inheritTCP(a, *rs.RFC6062, file); err != nil {
+				return err
+			}
+			s.holdRates(a)
+			continue
+		}
 		var rf relay.RouteFiles
 		w := bindings.Want{DontFragment: a.DontFragment, User: a.User}
 		for i, ri := range rs.Files {
@@ -337,6 +363,9 @@ func (s *Server) inherit(in *inherited) error {
 			return fmt.Errorf("adopted relay of %v at %v, the table says %v", tp.Client, got.Addr, want)
 		}
 		s.holdRates(a)
+	}
+	if err := s.inheritPipes(st, in.files, file); err != nil {
+		return err
 	}
 	var held []relay.HeldFile
 	for _, h := range st.Held {
@@ -382,6 +411,9 @@ func exportNames(ex edge.Export) []string {
 	}
 	for _, c := range ex.Conns {
 		names[c.File] = "tcp client " + c.Tuple.Client.String()
+	}
+	for _, p := range ex.Pipes {
+		names[p.File] = "tcp data connection " + p.Tuple.Client.String()
 	}
 	return names
 }

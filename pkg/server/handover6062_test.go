@@ -1,0 +1,191 @@
+package server_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/internal/testturn"
+	"github.com/turnd/turnd/pkg/allocation"
+	"github.com/turnd/turnd/pkg/server"
+)
+
+// tcpEchoPeer is a loopback TCP peer that echoes every connection until
+// the test ends.
+func tcpEchoPeer(t *testing.T) *net.TCPAddr {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { _ = c.Close() })
+			go func() { _, _ = io.Copy(c, c) }()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr)
+}
+
+// echoSeq writes the numbers [0, total) to c as 4-byte words and reads
+// them back, failing on the first one lost, repeated or out of order; the
+// second half is written once gate is closed.
+func echoSeq(c net.Conn, total uint32, gate <-chan struct{}) error {
+	werr := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 0, 4*64)
+		for n := uint32(0); n < total; {
+			if n == total/2 {
+				<-gate
+			}
+			buf = buf[:0]
+			for ; n < total && len(buf) < cap(buf) && (n != total/2 || len(buf) == 0); n++ {
+				buf = binary.BigEndian.AppendUint32(buf, n)
+			}
+			if _, err := c.Write(buf); err != nil {
+				werr <- fmt.Errorf("write up to %d: %w", n, err)
+				return
+			}
+		}
+		werr <- nil
+	}()
+	var word [4]byte
+	for want := uint32(0); want < total; want++ {
+		if _, err := io.ReadFull(c, word[:]); err != nil {
+			return fmt.Errorf("read %d: %w", want, err)
+		}
+		if got := binary.BigEndian.Uint32(word[:]); got != want {
+			return fmt.Errorf("read %d, want %d", got, want)
+		}
+	}
+	return <-werr
+}
+
+// TestStateRoundTripRFC6062: an RFC 6062 allocation moves to a successor
+// in one process with its control connection, its relay's listener, a
+// bound pair and a peer waiting for ConnectionBind: a numbered stream
+// through the bound pair to an echo peer crosses the switch with nothing
+// lost or repeated, the waiting peer is bound through the successor, a
+// new Connect works, and Refresh(0) ends it with a usage record written
+// by the successor alone.
+func TestStateRoundTripRFC6062(t *testing.T) {
+	optsA := testOptions()
+	usageA := usageLog(&optsA)
+	a := start(t, optsA)
+	echo := tcpEchoPeer(t)
+
+	c := dial(t, a, "tcp")
+	resp := c.AllocateTCP()
+	wantCode(t, c, resp, 0, "tcp allocation")
+	relayed := testturn.Relayed(t, resp)
+	if code := c.Permit(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); code != 0 {
+		t.Fatalf("permission: %d", code)
+	}
+	id := connectID(t, c, echo)
+	data := dial(t, a, "tcp")
+	wantCode(t, data, data.Request(stun.MethodConnectionBind, testturn.RawAttr(stun.AttrConnectionID, id)), 0, "ConnectionBind")
+
+	// A second peer connects and waits for its ConnectionBind.
+	waiting, err := net.DialTimeout("tcp4", (&net.TCPAddr{IP: relayed.IP, Port: relayed.Port}).String(), waitTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = waiting.Close() })
+	attempt := c.Indication(stun.MethodConnectionAttempt, waitTimeout)
+	waitingID, err := attempt.Get(stun.AttrConnectionID)
+	if err != nil {
+		t.Fatalf("ConnectionAttempt without CONNECTION-ID: %v", err)
+	}
+
+	// The first half flows before the switch, the second is sent while
+	// both servers are frozen: the kernel queues it for the successor.
+	const total = 200000
+	_ = data.Conn().SetDeadline(time.Now().Add(4 * waitTimeout))
+	frozen := make(chan struct{})
+	flowed := make(chan error, 1)
+	go func() { flowed <- echoSeq(data.Conn(), total, frozen) }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	f, err := a.Freeze(ctx)
+	if err != nil {
+		t.Fatalf("freeze: %v", err)
+	}
+	close(frozen)
+	optsB := testOptions()
+	usageB := usageLog(&optsB)
+	optsB.Inherit = inherit(t, f)
+	b, err := server.New(optsB)
+	if err != nil {
+		f.Thaw()
+		t.Fatalf("successor: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	if moved, stayed := f.Commit(); moved != 1 || stayed != 0 {
+		t.Fatalf("commit moved %d, left %d; want 1 and 0", moved, stayed)
+	}
+	b.Start()
+	if !slices.ContainsFunc(f.Names, func(n string) bool { return strings.HasPrefix(n, "tcp data connection ") }) {
+		t.Fatalf("the bound pair's data connection was not passed: %q", f.Names)
+	}
+	// Stopping the first server mid-stream cuts nothing of what moved.
+	if n := a.Table().Count(); n != 0 {
+		t.Fatalf("the first server still holds %d allocations", n)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-flowed; err != nil {
+		t.Fatalf("the bound pair across the switch: %v", err)
+	}
+
+	// The waiting peer is bound through the successor.
+	data2 := dial(t, b, "tcp")
+	wantCode(t, data2, data2.Request(stun.MethodConnectionBind, testturn.RawAttr(stun.AttrConnectionID, waitingID)), 0,
+		"ConnectionBind of the waiting peer through the successor")
+	if _, err := waiting.Write([]byte("waited")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len("waited"))
+	_ = data2.Conn().SetReadDeadline(time.Now().Add(waitTimeout))
+	if _, err := io.ReadFull(data2.Conn(), got); err != nil || string(got) != "waited" {
+		t.Fatalf("the waiting peer's bytes through the successor: %q (%v)", got, err)
+	}
+	// A new Connect, answered by the successor.
+	id3 := connectID(t, c, tcpEchoPeer(t))
+	data3 := dial(t, b, "tcp")
+	wantCode(t, data3, data3.Request(stun.MethodConnectionBind, testturn.RawAttr(stun.AttrConnectionID, id3)), 0,
+		"ConnectionBind of a Connect through the successor")
+	_ = data3.Conn().SetDeadline(time.Now().Add(waitTimeout))
+	open := make(chan struct{})
+	close(open)
+	if err := echoSeq(data3.Conn(), 1000, open); err != nil {
+		t.Fatalf("a new pair through the successor: %v", err)
+	}
+
+	if code := c.Refresh(0); code != 0 {
+		t.Fatalf("refresh(0) through the successor: %d", code)
+	}
+	rec := nextRecord(t, usageB)
+	if rec["reason"] != allocation.EndReleased.String() || rec["to_peer_bytes"].(uint64) < 4*total {
+		t.Fatalf("successor's usage record %v: want released, counting the bytes relayed before the switch", rec)
+	}
+	select {
+	case rec := <-usageA:
+		t.Fatalf("the first server wrote a usage record for a moved allocation: %v", rec)
+	default:
+	}
+}
