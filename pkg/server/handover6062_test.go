@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -187,5 +188,81 @@ func TestStateRoundTripRFC6062(t *testing.T) {
 	case rec := <-usageA:
 		t.Fatalf("the first server wrote a usage record for a moved allocation: %v", rec)
 	default:
+	}
+}
+
+// TestHandOverKeepsTLSRFC6062: what a TLS connection carries stays in the
+// first server and flows on there: an RFC 6062 allocation whose control
+// connection is TLS, with its pair, and the TLS data connection of an
+// allocation that moves (its peer connection stays with it); the plain
+// TCP control connection of that allocation is the successor's.
+func TestHandOverKeepsTLSRFC6062(t *testing.T) {
+	certFile, keyFile := writeCert(t, t.TempDir(), 1)
+	optsA := testOptions()
+	optsA.Config.Listen.TLS = []string{"127.0.0.1:0"}
+	optsA.Config.TLS.CertFile, optsA.Config.TLS.KeyFile = certFile, keyFile
+	a := start(t, optsA)
+	tlsAddr := a.TLSAddrs()[0].String()
+	cfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // self-signed test certificate
+	echo := tcpEchoPeer(t)
+	bindOn := func(data, ctl *testturn.Client) net.Conn {
+		t.Helper()
+		if code := ctl.Permit(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); code != 0 {
+			t.Fatalf("permission: %d", code)
+		}
+		id := connectID(t, ctl, echo)
+		wantCode(t, data, data.Request(stun.MethodConnectionBind, testturn.RawAttr(stun.AttrConnectionID, id)), 0, "ConnectionBind")
+		_ = data.Conn().SetDeadline(time.Now().Add(4 * waitTimeout))
+		return data.Conn()
+	}
+	open := make(chan struct{})
+	close(open)
+
+	// X: a TLS control connection, and a plain TCP pair.
+	ctlX := testturn.DialTLS(t, tlsAddr, cfg, "demo", "demo")
+	wantCode(t, ctlX, ctlX.AllocateTCP(), 0, "tcp allocation over tls")
+	pairX := bindOn(dial(t, a, "tcp"), ctlX)
+	// Y: a plain TCP control connection, and a pair over TLS.
+	ctlY := tcpRelayClient(t, a)
+	pairY := bindOn(testturn.DialTLS(t, tlsAddr, cfg, "demo", "demo"), ctlY)
+	for _, c := range []net.Conn{pairX, pairY} {
+		if err := echoSeq(c, 1000, open); err != nil {
+			t.Fatalf("before the switch: %v", err)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	f, err := a.Freeze(ctx)
+	if err != nil {
+		t.Fatalf("freeze: %v", err)
+	}
+	optsB := testOptions()
+	optsB.Config.Listen.TLS = optsA.Config.Listen.TLS
+	optsB.Config.TLS = optsA.Config.TLS
+	optsB.Inherit = inherit(t, f)
+	b, err := server.New(optsB)
+	if err != nil {
+		f.Thaw()
+		t.Fatalf("successor: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	if moved, stayed := f.Commit(); moved != 1 || stayed != 1 {
+		t.Fatalf("commit moved %d, left %d; want Y's and X's", moved, stayed)
+	}
+	b.Start()
+	if slices.ContainsFunc(f.Names, func(n string) bool { return strings.HasPrefix(n, "tcp data connection ") }) {
+		t.Fatalf("a pair passed: %q, want both to stay (X's allocation, Y's TLS data connection)", f.Names)
+	}
+	for i, c := range []net.Conn{pairX, pairY} {
+		if err := echoSeq(c, 1000, open); err != nil {
+			t.Fatalf("pair %d after the switch: %v", i, err)
+		}
+	}
+	if code := ctlY.Refresh(time.Minute); code != 0 || b.Table().Count() != 1 {
+		t.Fatalf("Y's refresh through the successor: %d (successor holds %d)", code, b.Table().Count())
+	}
+	if code := ctlX.Refresh(time.Minute); code != 0 || a.Table().Count() != 1 {
+		t.Fatalf("X's refresh through the first server: %d (it holds %d)", code, a.Table().Count())
 	}
 }
