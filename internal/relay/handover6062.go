@@ -345,3 +345,17 @@ func (v Routes) RouteOf(peer io.ReadWriteCloser) *bindings.Route {
 	}
 	return pc.r.route
 }
+
+// unlend forgets which peer connections ExportPeer lent: after Resume they
+// are this process's alone again (the hand-over failed, or ReleaseTCP
+// already let go of them), and a later ReleaseTCP must close only what
+// its own hand-over lent.
+func (rl *Relay) unlend() {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	for _, t := range rl.tcp {
+		for pc := range t.conns {
+			pc.lent = false
+		}
+	}
+}

@@ -103,3 +103,28 @@ func TestTCPRouteMoves(t *testing.T) {
 	}
 	var _ io.Closer = takenB
 }
+
+// TestResumeTakesBackLentPeers: a bound peer connection ExportPeer lent
+// for a hand-over that failed (Resume) is this relay's alone again: a
+// later hand-over that does not move it leaves it open at ReleaseTCP.
+func TestResumeTakesBackLentPeers(t *testing.T) {
+	rl := tcpTestRelay(t, 4, Options{})
+	r, _ := openTCP(t, rl)
+	ln, accepted := tcpPeer(t, "127.0.0.1")
+	taken, err := connect(rl, r, ln.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer := acceptedConn(t, accepted)
+	pause(t, rl)
+	_, f, err := rl.Routes().ExportPeer(taken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	rl.Resume() // the successor failed
+	pause(t, rl)
+	rl.Routes().ReleaseTCP(r) // a later hand-over that keeps this pair (a TLS data connection)
+	rl.Resume()
+	exchange(t, taken, peer)
+}

@@ -56,6 +56,7 @@ func (rl *Relay) Resume() {
 	for _, d := range rl.loops {
 		d.resume()
 	}
+	rl.unlend()
 }
 
 // isSettled reports whether the relay is paused and every loop has parked:
