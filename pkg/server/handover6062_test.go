@@ -266,3 +266,70 @@ func TestHandOverKeepsTLSRFC6062(t *testing.T) {
 		t.Fatalf("X's refresh through the first server: %d (it holds %d)", code, a.Table().Count())
 	}
 }
+
+// TestThawAfterAFailedSuccessorKeepsRFC6062: a successor that adopted an
+// RFC 6062 allocation, its pair and its waiting peer and then closed
+// without serving changes nothing: after Thaw the first server's pair
+// carries the rest of a numbered stream (part of it sent while frozen),
+// the waiting peer is bound there, and a new Connect works.
+func TestThawAfterAFailedSuccessorKeepsRFC6062(t *testing.T) {
+	a := start(t, testOptions())
+	echo := tcpEchoPeer(t)
+	c := dial(t, a, "tcp")
+	resp := c.AllocateTCP()
+	wantCode(t, c, resp, 0, "tcp allocation")
+	relayed := testturn.Relayed(t, resp)
+	if code := c.Permit(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); code != 0 {
+		t.Fatalf("permission: %d", code)
+	}
+	id := connectID(t, c, echo)
+	data := dial(t, a, "tcp")
+	wantCode(t, data, data.Request(stun.MethodConnectionBind, testturn.RawAttr(stun.AttrConnectionID, id)), 0, "ConnectionBind")
+	waiting, err := net.DialTimeout("tcp4", (&net.TCPAddr{IP: relayed.IP, Port: relayed.Port}).String(), waitTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = waiting.Close() })
+	waitingID, err := c.Indication(stun.MethodConnectionAttempt, waitTimeout).Get(stun.AttrConnectionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	const total = 100000
+	_ = data.Conn().SetDeadline(time.Now().Add(4 * waitTimeout))
+	frozen := make(chan struct{})
+	flowed := make(chan error, 1)
+	go func() { flowed <- echoSeq(data.Conn(), total, frozen) }()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	f, err := a.Freeze(ctx)
+	if err != nil {
+		t.Fatalf("freeze: %v", err)
+	}
+	close(frozen)
+	opts := testOptions()
+	opts.Inherit = inherit(t, f)
+	b, err := server.New(opts)
+	if err != nil {
+		f.Thaw()
+		t.Fatalf("successor: %v", err)
+	}
+	_ = b.Close() // it fails before serving
+	f.Thaw()
+
+	if err := <-flowed; err != nil {
+		t.Fatalf("the pair after the thaw: %v", err)
+	}
+	data2 := dial(t, a, "tcp")
+	wantCode(t, data2, data2.Request(stun.MethodConnectionBind, testturn.RawAttr(stun.AttrConnectionID, waitingID)), 0,
+		"ConnectionBind of the waiting peer after the thaw")
+	if _, err := waiting.Write([]byte("waited")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len("waited"))
+	_ = data2.Conn().SetReadDeadline(time.Now().Add(waitTimeout))
+	if _, err := io.ReadFull(data2.Conn(), got); err != nil || string(got) != "waited" {
+		t.Fatalf("the waiting peer's bytes after the thaw: %q (%v)", got, err)
+	}
+	connectID(t, c, tcpEchoPeer(t))
+}
