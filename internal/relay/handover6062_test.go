@@ -40,6 +40,13 @@ func TestTCPRouteMoves(t *testing.T) {
 	exchange(t, taken, bound)
 
 	pause(t, a)
+	// A peer that connects while paused waits in the kernel's backlog for
+	// whoever accepts next: the successor.
+	queued, err := net.DialTimeout("tcp4", relayed.String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer queued.Close()
 	files, err := a.Routes().ExportTCP(r)
 	if err != nil {
 		t.Fatal(err)
@@ -83,23 +90,25 @@ func TestTCPRouteMoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer newPeer.Close()
-	select {
-	case got := <-tcpTestOf(b).arrived:
-		if got.r != rB {
-			t.Fatal("a new peer arrived for another route")
+	for _, peer := range []net.Conn{queued, newPeer} { // in the order they connected
+		select {
+		case got := <-tcpTestOf(b).arrived:
+			if got.r != rB {
+				t.Fatal("a new peer arrived for another route")
+			}
+			pc, ok := b.Routes().TakePeer(rB, got.id)
+			if !ok {
+				t.Fatal("the new peer is not waiting at B")
+			}
+			exchange(t, pc, peer)
+		case got := <-tcpTestOf(a).arrived:
+			t.Fatalf("a new peer arrived at the released relay (id %d)", got.id)
+		case <-time.After(5 * time.Second):
+			t.Fatal("a new peer did not arrive at B")
 		}
-		pc, ok := b.Routes().TakePeer(rB, got.id)
-		if !ok {
-			t.Fatal("the new peer is not waiting at B")
-		}
-		exchange(t, pc, newPeer)
-	case got := <-tcpTestOf(a).arrived:
-		t.Fatalf("a new peer arrived at the released relay (id %d)", got.id)
-	case <-time.After(5 * time.Second):
-		t.Fatal("a new peer did not arrive at B")
 	}
-	if u := rB.Usage.Usage(); u.ToPeerBytes != 6 || u.FromPeerBytes != 6 {
-		t.Fatalf("B's usage %+v, want 6 bytes each way", u)
+	if u := rB.Usage.Usage(); u.ToPeerBytes != 8 || u.FromPeerBytes != 8 {
+		t.Fatalf("B's usage %+v, want 8 bytes each way", u)
 	}
 	var _ io.Closer = takenB
 }
