@@ -333,3 +333,37 @@ func TestThawAfterAFailedSuccessorKeepsRFC6062(t *testing.T) {
 	}
 	connectID(t, c, tcpEchoPeer(t))
 }
+
+// TestSuccessorReadsVersion1: a predecessor that wrote version 1 (before
+// RFC 6062 relays moved: its state has none) is taken over.
+func TestSuccessorReadsVersion1(t *testing.T) {
+	a := start(t, testOptions())
+	peer := echoPeer(t)
+	u := dial(t, a, "udp")
+	u.MustAllocate()
+	u.Permit(peer)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	f, err := a.Freeze(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := fmt.Sprintf(`{"version":%d,`, server.StateVersion)
+	if !strings.HasPrefix(string(f.State), v2) {
+		t.Fatalf("state begins %.20q, want %q", f.State, v2)
+	}
+	opts := testOptions()
+	opts.Inherit = inherit(t, f)
+	opts.Inherit.State = []byte(`{"version":1,` + string(f.State[len(v2):]))
+	b, err := server.New(opts)
+	if err != nil {
+		f.Thaw()
+		t.Fatalf("successor of a version 1 state: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	f.Commit()
+	b.Start()
+	if b.Table().Count() != 1 || !u.Echo(peer, "moved") {
+		t.Fatal("the successor did not take the allocation of a version 1 state")
+	}
+}
