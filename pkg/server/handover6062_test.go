@@ -367,3 +367,35 @@ func TestSuccessorReadsVersion1(t *testing.T) {
 		t.Fatal("the successor did not take the allocation of a version 1 state")
 	}
 }
+
+// TestSecondHandOverMovesThePairAgain: a pair a successor adopted moves
+// on to the next one, as a connection it accepted itself would.
+func TestSecondHandOverMovesThePairAgain(t *testing.T) {
+	a := start(t, testOptions())
+	c := dial(t, a, "tcp")
+	wantCode(t, c, c.AllocateTCP(), 0, "tcp allocation")
+	if code := c.Permit(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); code != 0 {
+		t.Fatalf("permission: %d", code)
+	}
+	id := connectID(t, c, tcpEchoPeer(t))
+	data := dial(t, a, "tcp")
+	wantCode(t, data, data.Request(stun.MethodConnectionBind, testturn.RawAttr(stun.AttrConnectionID, id)), 0, "ConnectionBind")
+	_ = data.Conn().SetDeadline(time.Now().Add(4 * waitTimeout))
+	moved := make(chan struct{})
+	flowed := make(chan error, 1)
+	go func() { flowed <- echoSeq(data.Conn(), 100000, moved) }()
+	b := handOver(t, a, testOptions())
+	_ = a.Close()
+	cc := handOver(t, b, testOptions())
+	_ = b.Close()
+	close(moved)
+	if err := <-flowed; err != nil {
+		t.Fatalf("the pair across two hand-overs: %v", err)
+	}
+	if cc.Table().Count() != 1 {
+		t.Fatalf("the third server holds %d allocations, want 1", cc.Table().Count())
+	}
+	if code := c.Refresh(0); code != 0 {
+		t.Fatalf("refresh(0) through the third server: %d", code)
+	}
+}
