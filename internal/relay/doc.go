@@ -33,7 +33,7 @@
 // same for the ports held for reservations (handoverheld.go). An RFC 6062
 // relay moves with its listeners and waiting peers (ExportTCP, AdoptTCP,
 // ReleaseTCP) and each bound pair's peer connection with the edge's pipe
-// (ExportPeer, AdoptPeer: handover6062.go).
+// (ExportPeer, AdoptPeer: handover6062.go, adopt6062.go).
 //
 // It must never import pion/turn, pkg/turn, the edge, the server,
 // Prometheus or HTTP; it knows nothing about credentials or drains.
