@@ -137,3 +137,52 @@ func TestResumeTakesBackLentPeers(t *testing.T) {
 	rl.Resume()
 	exchange(t, taken, peer)
 }
+
+// TestConnectAnswersAfterResume: a Connect whose dial ends while the relay
+// is paused for a hand-over is answered only after Resume: held for
+// TakePeer if the route stayed, refused and its peer closed if the route
+// was released meanwhile (its control connection is the successor's).
+func TestConnectAnswersAfterResume(t *testing.T) {
+	rl := tcpTestRelay(t, 4, Options{})
+	for _, release := range []bool{false, true} {
+		r, _ := openTCP(t, rl)
+		ln, accepted := tcpPeer(t, "127.0.0.1")
+		pause(t, rl)
+		done := make(chan error, 1)
+		if err := rl.Routes().Connect(r, ln.Addr().(*net.TCPAddr).AddrPort(), 7, func(err error) { done <- err }); err != nil {
+			t.Fatal(err)
+		}
+		peer := acceptedConn(t, accepted) // the dial has ended
+		select {
+		case err := <-done:
+			t.Fatalf("Connect answered while paused (%v)", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+		if release {
+			rl.Routes().ReleaseTCP(r)
+		}
+		rl.Resume()
+		select {
+		case err := <-done:
+			switch {
+			case release && err == nil:
+				t.Fatal("a Connect on a released route succeeded")
+			case !release && err != nil:
+				t.Fatalf("connect: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Connect not answered after Resume")
+		}
+		if release {
+			wantClosed(t, peer, "the peer of a Connect whose route was released")
+			continue
+		}
+		taken, ok := rl.Routes().TakePeer(r, 7)
+		if !ok {
+			t.Fatal("the peer is not waiting under its id")
+		}
+		exchange(t, taken, peer)
+		_ = taken.Close()
+		rl.Routes().Close(r, bindings.Both)
+	}
+}
