@@ -17,10 +17,14 @@ import (
 	"github.com/turnd/turnd/pkg/server"
 )
 
-// handoverVersion is the version of handoverState this binary writes and
-// the only one it reads; a successor that reads no version we write is
-// refused before anything stops.
-const handoverVersion = 1
+// handoverVersion is the version of the state this binary writes (2: the
+// server's state of version 2, with RFC 6062 relays); it reads every one
+// in readsVersions. A successor that reads no version we write is refused
+// at its hello, before anything stops.
+const handoverVersion = 2
+
+// readsVersions are the states a successor built from this binary reads.
+func readsVersions() []int { return []int{1, 2} }
 
 // handoverState is what passes to a successor besides the descriptors:
 // the server's state, which descriptors are the HTTP listener and the
@@ -376,7 +380,7 @@ func (h *handoverd) offer(v int, frozen *server.Frozen) (handover.Offer, []*os.F
 }
 
 // afterCommit hands the service to the successor: systemd's main PID, the
-// HTTP port, the hand-over sockets; what stayed (TLS, RFC 6062) drains.
+// HTTP port, the hand-over sockets; what stayed (TLS clients) drains.
 func (h *handoverd) afterCommit(successor int) {
 	h.d.notifier.handOff(successor)
 	h.once.Do(func() { close(h.committed) })

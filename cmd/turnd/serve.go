@@ -139,7 +139,7 @@ func (d *daemon) run(sigs osSignals, reloadFile func()) (actor string, err error
 	}), func(error) { close(progressStop) })
 
 	// Hand-over: upgrade requests and successors; once one serves, what
-	// stayed here (TLS, RFC 6062) drains as on SIGUSR1.
+	// stayed here (TLS clients) drains as on SIGUSR1.
 	if d.hd != nil {
 		hoStop := make(chan struct{})
 		g.Add(named("handover", func() error {

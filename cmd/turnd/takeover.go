@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -53,7 +54,7 @@ func startTakeOver(ctx context.Context, cfg config.Config, flagged bool, log *sl
 		}
 	}
 	t := &takeOver{c: c}
-	if err := c.Hello([]int{handoverVersion}, os.Getpid()); err != nil {
+	if err := c.Hello(readsVersions(), os.Getpid()); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("take over: %w", err)
 	}
@@ -72,8 +73,8 @@ func startTakeOver(ctx context.Context, cfg config.Config, flagged bool, log *sl
 // decode reads the state strictly: an unknown field means a format this
 // binary does not know under a version it does.
 func (t *takeOver) decode() error {
-	if t.offer.Version != handoverVersion {
-		return fmt.Errorf("offered state version %d, this binary reads %d", t.offer.Version, handoverVersion)
+	if !slices.Contains(readsVersions(), t.offer.Version) {
+		return fmt.Errorf("offered state version %d, this binary reads %v", t.offer.Version, readsVersions())
 	}
 	d := json.NewDecoder(bytes.NewReader(t.offer.State))
 	d.DisallowUnknownFields()

@@ -50,6 +50,7 @@ type clientConn struct {
 	stopped  bool               // Stop: read no more
 	closing  bool               // Close has begun
 	pipe     io.ReadWriteCloser // RFC 6062: set during a Serve by Pipe
+	ps       pipeState          // the pipe's copying, once it runs (pipehold.go)
 	resume   chan struct{}      // wakes a paused goroutine reader
 	idle     uint64             // moves on with every Idle call, disarming older timers
 	idleStop func() bool

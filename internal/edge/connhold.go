@@ -7,11 +7,17 @@ import "time"
 // a goroutine's, woken from its read by a deadline in the past; a relay
 // loop's, taken out of the loop on a goroutine of its own, since Unwatch
 // waits for the message in hand; one that serves what it left behind off
-// the loop (kick, resumeReading). A pipe flows on; a TLS connection still
-// in its handshake parks when it is done.
+// the loop (kick, resumeReading). A pipe's two directions park after the
+// write in hand (pipehold.go); a TLS connection still in its handshake
+// parks when it is done.
 func (c *clientConn) holdFor() {
 	c.mu.Lock()
-	if c.closing || c.stopped || c.pipe != nil {
+	if c.pipe != nil && !c.closing {
+		c.holdPipeLocked()
+		c.mu.Unlock()
+		return
+	}
+	if c.closing || c.stopped {
 		c.mu.Unlock()
 		return
 	}
@@ -65,7 +71,7 @@ func (c *clientConn) unhold() {
 	c.mu.Lock()
 	c.hold.Store(false)
 	c.waitEpoch = 0
-	kick := c.looped && !c.watching && !c.unwatching && !c.serving && !c.paused
+	kick := c.looped && !c.watching && !c.unwatching && !c.serving && !c.paused && c.pipe == nil
 	c.mu.Unlock()
 	select {
 	case c.wake <- struct{}{}:

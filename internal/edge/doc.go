@@ -12,12 +12,14 @@
 // connection), becomes an RFC 6062 pipe on Pipe, and keeps its idle timeout
 // while it holds no allocation. Stop ends the readers and lets the last
 // answers out; Failed reports a reader or accept loop that died. For a
-// hand-over to a successor process, Pause parks every reader reversibly
-// (Resume undoes it), Export duplicates and describes what moves (the
-// sockets, locks, listeners and plain TCP connections with their unread
-// bytes), Adopt and AdoptStreams rebuild them in the successor, and
-// Release closes this process's copies and serves what stayed (TLS
-// connections, pipes, connections not yet handed to a reader). No
+// hand-over to a successor process, Pause parks every reader and both
+// directions of every pipe reversibly (Resume undoes it), Export
+// duplicates and describes what moves (the sockets, locks, listeners and
+// plain TCP connections with their unread bytes; ExportPipes the plain
+// TCP pipes whose peer moves too), Adopt, AdoptStreams and AdoptPipes
+// rebuild them in the successor, and Release closes this process's copies
+// and serves what stayed (TLS connections and pipes, connections not yet
+// handed to a reader). No
 // per-connection state is keyed by 5-tuple: the Client travels with the
 // request.
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -28,7 +29,9 @@ type Export struct {
 	// Conns are the plain TCP client connections that move: served by a
 	// reader, not TLS, not an RFC 6062 pipe.
 	Conns []ExportedConn
-	Files []*os.File `json:"-"`
+	// Pipes are the RFC 6062 data connections that move (ExportPipes).
+	Pipes []ExportedPipe `json:",omitempty"`
+	Files []*os.File     `json:"-"`
 
 	// moved is what Release closes here; nil in a decoded Export.
 	moved *moved
@@ -81,6 +84,7 @@ type moved struct {
 	locks     []*addrLock
 	listeners []*listenerInfo
 	conns     []*clientConn
+	pipes     []*clientConn // ExportPipes'
 }
 
 // Export duplicates the descriptors of everything that moves (every UDP
@@ -233,7 +237,7 @@ func (m *moved) nonblocking() {
 	for _, li := range m.listeners {
 		set(li.raw)
 	}
-	for _, c := range m.conns {
+	for _, c := range slices.Concat(m.conns, m.pipes) {
 		if sc, ok := c.conn.(syscall.Conn); ok {
 			set(sc)
 		}

@@ -79,10 +79,11 @@ func (e *Edge) arrive(ep *uint64) {
 // or PROXY port's sorting goroutine) stops accepting, the kernel queueing
 // new connections; each stream reader parks after the frame in hand,
 // leaving the unframed bytes in its buffer, and a connection a relay loop
-// reads is taken out of the loop but stays open. Then Pause waits until
-// every reader is parked and every queued answer written, or ctx ends (its
-// error: the caller then calls Resume). Nothing is closed, and relayed
-// data keeps flowing. Pause while paused or stopping is an error.
+// reads is taken out of the loop but stays open; each direction of an RFC
+// 6062 pipe parks after writing what its read returned (pipehold.go).
+// Then Pause waits until every reader is parked and every queued answer
+// written, or ctx ends (its error: the caller then calls Resume). Nothing
+// is closed. Pause while paused or stopping is an error.
 func (e *Edge) Pause(ctx context.Context) error {
 	e.own.mu.Lock()
 	switch {
@@ -189,6 +190,7 @@ func (e *Edge) resume(gone *moved) {
 	e.own.mu.Unlock()
 	for _, c := range conns {
 		c.unhold()
+		c.unholdPipe()
 	}
 }
 

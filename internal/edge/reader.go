@@ -95,6 +95,9 @@ func (c *clientConn) after(more bool, err error, inLoop bool) next {
 	case c.pipe != nil:
 		c.serving = false
 		c.watching = false
+		if c.hold.Load() { // a Pause came during the ConnectionBind: the pipe starts parked
+			c.holdPipeLocked()
+		}
 		c.arrived()
 		c.mu.Unlock()
 		go c.runPipe()

@@ -47,6 +47,10 @@ func (e *Edge) Release(s *Sockets, ex Export) error {
 	for _, c := range m.conns {
 		c.leave()
 	}
+	for _, c := range m.pipes { // the peer connections are the relay's to release
+		c.releasePipe()
+		c.leave()
+	}
 	var errs []error
 	for _, li := range m.listeners {
 		var err error

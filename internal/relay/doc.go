@@ -30,8 +30,10 @@
 // route's sockets, Routes.Adopt serves them in the new process as Open
 // would have, and Routes.Release lets the old one go of them without
 // ending them (handover.go); ExportHeld, AdoptHeld and ReleaseHeld do the
-// same for the ports held for reservations (handoverheld.go). RFC 6062
-// relays do not move.
+// same for the ports held for reservations (handoverheld.go). An RFC 6062
+// relay moves with its listeners and waiting peers (ExportTCP, AdoptTCP,
+// ReleaseTCP) and each bound pair's peer connection with the edge's pipe
+// (ExportPeer, AdoptPeer: handover6062.go, adopt6062.go).
 //
 // It must never import pion/turn, pkg/turn, the edge, the server,
 // Prometheus or HTTP; it knows nothing about credentials or drains.

@@ -18,8 +18,9 @@ var (
 	ErrTooManyConnects = errors.New("too many pending connects on the allocation")
 	// ErrRouteOpen means Open was called again for a route already open.
 	ErrRouteOpen = errors.New("route already open")
-	// ErrNotMovable means a relay cannot go to another process: an RFC
-	// 6062 relay, whose peer connections stay and drain where they are.
+	// ErrNotMovable means a relay cannot go to another process this way:
+	// an RFC 6062 relay asked of Export or Adopt (ExportTCP and AdoptTCP
+	// move it).
 	ErrNotMovable = errors.New("relay cannot move to another process")
 	// ErrNotPaused means descriptors were asked for while the downlink
 	// loops may still read them (see Pause).

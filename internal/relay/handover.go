@@ -39,7 +39,7 @@ func (rf RouteFiles) Close() error {
 // this process keeps serving them until Release, or, after Resume, again.
 // Only while paused (Pause returned nil: ErrNotPaused otherwise), so that
 // no datagram is read here once the copies may be read elsewhere. An RFC
-// 6062 route cannot move (ErrNotMovable); a route not open here is
+// 6062 route moves with ExportTCP instead (ErrNotMovable); a route not open here is
 // ErrNotTracked. Which routes move (not a TLS client's) is the caller's
 // choice.
 func (v Routes) Export(r *bindings.Route) (RouteFiles, error) {
@@ -203,7 +203,7 @@ func (rl *Relay) adoptFamily(r *bindings.Route, w bindings.Want, fam bindings.Fa
 // sockets go on in the other process, so a held partner port is left
 // alone (ReleaseHeld) and the route's tally is not published here: its
 // usage moves with the allocation table. Releasing what is not open, or
-// an RFC 6062 route (which stays here), does nothing.
+// an RFC 6062 route (ReleaseTCP's), does nothing.
 func (v Routes) Release(r *bindings.Route) {
 	rl := v.rl
 	rl.mu.Lock()

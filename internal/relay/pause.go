@@ -24,6 +24,9 @@ import (
 // readers, which the edge pauses itself.
 func (rl *Relay) Pause(ctx context.Context) error {
 	rl.pauseMu.Lock()
+	if !rl.paused {
+		rl.resumed = make(chan struct{})
+	}
 	rl.paused = true
 	rl.pauseGen++
 	gen := rl.pauseGen
@@ -55,6 +58,28 @@ func (rl *Relay) Resume() {
 	rl.paused, rl.settled = false, false
 	for _, d := range rl.loops {
 		d.resume()
+	}
+	rl.unlend()
+	if rl.resumed != nil {
+		close(rl.resumed)
+		rl.resumed = nil
+	}
+}
+
+// awaitResume waits while the relay is paused (or until it closes): a
+// Connect whose dial ends meanwhile holds its peer connection and answers
+// only after Resume, so that nothing is written to a control connection
+// a successor may be serving, and a route released meanwhile refuses it.
+func (rl *Relay) awaitResume() {
+	rl.pauseMu.Lock()
+	resumed := rl.resumed
+	rl.pauseMu.Unlock()
+	if resumed == nil {
+		return
+	}
+	select {
+	case <-resumed:
+	case <-rl.closed:
 	}
 }
 

@@ -77,9 +77,10 @@ type Relay struct {
 	// pauseMu orders Pause, Resume and the loops' start (pause.go): a
 	// loop started while paused starts parked.
 	pauseMu  sync.Mutex
-	paused   bool   // Pause was called and Resume not since
-	settled  bool   // and every loop has parked: descriptors may be exported
-	pauseGen uint64 // counts Pauses, so a late one does not settle after a Resume
+	paused   bool          // Pause was called and Resume not since
+	resumed  chan struct{} // closed by Resume; nil: not paused
+	settled  bool          // and every loop has parked: descriptors may be exported
+	pauseGen uint64        // counts Pauses, so a late one does not settle after a Resume
 
 	// clock is the rate limits' time: since the relay was made, on the
 	// monotonic clock; unit tests stop it.

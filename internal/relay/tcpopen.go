@@ -144,6 +144,7 @@ func (v Routes) Connect(r *bindings.Route, peer netip.AddrPort, id uint32, done 
 	}
 	go func() {
 		pc, err := rl.dial(tcpNetwork(v6), bind, l.key, t, peer.String())
+		rl.awaitResume() // a hand-over under way: see awaitResume
 		if err != nil {
 			done(err)
 			return

@@ -259,6 +259,8 @@ type peerConn struct {
 	once sync.Once
 	// traffic counts and paces the bytes (tcpusage.go); nil: not counted.
 	traffic *tcpTraffic
+	// lent: a successor holds it too (ExportPeer); under Relay.mu.
+	lent bool
 }
 
 func (c *peerConn) end() { c.rl.endConnect(c.k, c.r) }

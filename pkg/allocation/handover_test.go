@@ -10,19 +10,19 @@ import (
 )
 
 // TestSnapshotOfMovable: a hand-over writes out what a successor can
-// serve — neither the TLS client's allocation nor the RFC 6062 one (whose
-// connections stay here) — and the reservation only its holder's.
+// serve — the RFC 6062 allocation with its connections, not the TLS
+// client's — and the reservation only its holder's.
 func TestSnapshotOfMovable(t *testing.T) {
 	tab, a, b := fixture(t)
 	s := tab.SnapshotOf(Movable)
-	if len(s.Allocations) != 1 || s.Allocations[0].Client != a.Tuple.Client {
-		t.Fatalf("movable snapshot holds %d allocations, want only %v's", len(s.Allocations), a.Tuple.Client)
+	if len(s.Allocations) != 2 || s.Allocations[0].Client != a.Tuple.Client && s.Allocations[1].Client != a.Tuple.Client {
+		t.Fatalf("movable snapshot holds %d allocations, want %v's and the RFC 6062 one", len(s.Allocations), a.Tuple.Client)
 	}
 	if len(s.Reservations) != 1 {
 		t.Fatalf("movable snapshot holds %d reservations, want a's", len(s.Reservations))
 	}
-	if Movable(b) {
-		t.Fatal("an RFC 6062 allocation is movable")
+	if !Movable(b) {
+		t.Fatal("an RFC 6062 allocation is not movable")
 	}
 	if got := len(tab.Snapshot().Allocations); got != 2 {
 		t.Fatalf("Snapshot holds %d allocations, want all but the TLS one", got)
@@ -47,8 +47,8 @@ func TestRestoreIntoTheServersTable(t *testing.T) {
 		t.Fatalf("a failed restore left %d allocations, %d relayed, %d deadlines", n, len(dst.byRelay), len(dst.due))
 	}
 	must(t, dst.Restore(s, clients))
-	if dst.Count() != 1 || dst.UserCount("alice") != 1 {
-		t.Fatalf("restored count %d, alice %d; want 1, 1", dst.Count(), dst.UserCount("alice"))
+	if dst.Count() != 2 || dst.UserCount("alice") != 1 {
+		t.Fatalf("restored count %d, alice %d; want 2 (alice's, bob's RFC 6062 one), 1", dst.Count(), dst.UserCount("alice"))
 	}
 	// The quotas count the restored allocation: alice has her one.
 	if _, err := dst.Admit("alice", s.Allocations[0].Client.Addr(), UDP); !errors.Is(err, ErrUserQuota) {

@@ -212,6 +212,7 @@ func (t *Table) clear() {
 }
 
 // Movable reports whether a can be handed over to a successor process and
-// is in a Snapshot: a TLS client's session keys stay in this process, and
-// an RFC 6062 allocation's connections are not passed on (yet).
-func Movable(a *Allocation) bool { return a.Transport != TLS && !a.PeerTCP }
+// is in a Snapshot: a TLS client's session keys stay in this process. An
+// RFC 6062 allocation moves with its connection records: its relay's
+// sockets and pipes go with it (the server passes them).
+func Movable(a *Allocation) bool { return a.Transport != TLS }

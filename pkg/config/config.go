@@ -269,8 +269,8 @@ type Handover struct {
 	// its "serving"; past it the old process serves on as before and a
 	// successor it started is killed. Default 10s.
 	Timeout time.Duration `yaml:"timeout"`
-	// After is what the old process does once what stayed with it (TLS and
-	// RFC 6062 allocations) has drained: "exit" or "wait" (for SIGTERM; a
+	// After is what the old process does once what stayed with it (TLS
+	// clients' allocations) has drained: "exit" or "wait" (for SIGTERM; a
 	// Kubernetes container that exits is restarted). Default "exit".
 	After string `yaml:"after"`
 }

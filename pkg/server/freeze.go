@@ -13,9 +13,9 @@ import (
 	"github.com/turnd/turnd/pkg/allocation"
 )
 
-// StateVersion is the version of the state Freeze writes and the only one
-// Inherit reads.
-const StateVersion = 1
+// StateVersion is the version of the state Freeze writes; Inherit reads
+// it and every earlier one. 2: RFC 6062 relays and pipes move.
+const StateVersion = 2
 
 // state is what a successor needs besides the descriptors, which it names
 // by their index in the files passed along.
@@ -25,6 +25,7 @@ type state struct {
 	Edge    edge.Export     `json:"edge"`
 	Routes  []routeState    `json:"routes"`
 	Held    []heldState     `json:"held"`
+	Pipes   []pipeState     `json:"pipes,omitempty"` // Edge.Pipes' peers (handover6062.go)
 }
 
 // routeState names one moved allocation's relay sockets, by family index,
@@ -34,6 +35,8 @@ type routeState struct {
 	Server netip.AddrPort `json:"server"`
 	TCP    bool           `json:"tcp"`
 	Files  [2]int         `json:"files"`
+	// RFC6062 are an RFC 6062 relay's sockets (Files are then -1).
+	RFC6062 *tcpRelayState `json:"rfc6062,omitempty"`
 }
 
 // heldState is a port held for a reservation.
@@ -122,8 +125,6 @@ func (s *Server) frozen(ctx context.Context) (*Frozen, error) {
 		s.edge.Resume()
 		return nil, err
 	}
-	f.ex = ex
-	f.Files, f.Names = ex.Files, exportNames(ex)
 	streams := make(map[netaddr.FiveTuple]bool)
 	for _, c := range ex.Conns {
 		streams[c.Tuple] = true
@@ -134,9 +135,17 @@ func (s *Server) frozen(ctx context.Context) (*Frozen, error) {
 	movable := func(a *allocation.Allocation) bool {
 		return allocation.Movable(a) && (!a.Tuple.TCP || streams[a.Tuple])
 	}
+	pipes, perr := s.exportPipes(&ex, movable)
+	f.ex = ex
+	f.Files, f.Names = ex.Files, exportNames(ex)
+	if perr != nil {
+		f.cancel()
+		return nil, perr
+	}
+	pipeStates := f.freezePipes(pipes)
 	snap := s.table.SnapshotOf(movable)
 	snap.NonceSecret = s.nonces.Secret()
-	st := state{Version: StateVersion, Edge: ex}
+	st := state{Version: StateVersion, Edge: ex, Pipes: pipeStates}
 	routes := s.relay.Routes()
 	var relayNames []string
 	for _, sa := range snap.Allocations {
@@ -146,12 +155,21 @@ func (s *Server) frozen(ctx context.Context) (*Frozen, error) {
 			f.cancel()
 			return nil, fmt.Errorf("allocation of %v left the table while frozen", tp.Client)
 		}
+		rs := routeState{Client: tp.Client, Server: tp.Server, TCP: tp.TCP, Files: [2]int{-1, -1}}
+		if a.PeerTCP {
+			if rs.RFC6062, err = f.freezeTCP(a); err != nil {
+				f.cancel()
+				return nil, err
+			}
+			st.Routes = append(st.Routes, rs)
+			f.moved = append(f.moved, a)
+			continue
+		}
 		fds, err := routes.Lend(a.Route)
 		if err != nil {
 			f.cancel()
 			return nil, fmt.Errorf("export relay of %v: %w", tp.Client, err)
 		}
-		rs := routeState{Client: tp.Client, Server: tp.Server, TCP: tp.TCP, Files: [2]int{-1, -1}}
 		for i, fd := range fds {
 			if fd >= 0 {
 				rs.Files[i] = len(f.Fds)
@@ -222,6 +240,7 @@ func (f *Frozen) Commit() (moved, stayed int) {
 	gone := make(map[*allocation.Allocation]bool, len(f.moved))
 	for _, a := range f.moved {
 		routes.Release(a.Route)
+		routes.ReleaseTCP(a.Route)
 		gone[a] = true
 	}
 	s.relay.ReleaseHeld(func(port int, v6 bool) bool { return f.held[heldKey{port, v6}] })

@@ -30,12 +30,12 @@ func decodeInherit(in *Inherit) (*inherited, error) {
 	d.DisallowUnknownFields()
 	if err := d.Decode(&st); err != nil {
 		var probe struct{ Version int }
-		if json.Unmarshal(in.State, &probe) == nil && probe.Version != StateVersion {
+		if json.Unmarshal(in.State, &probe) == nil && (probe.Version < 1 || probe.Version > StateVersion) {
 			return nil, fmt.Errorf("server state version %d: %w", probe.Version, ErrStateVersion)
 		}
 		return nil, fmt.Errorf("decode server state: %w", err)
 	}
-	if st.Version != StateVersion {
+	if st.Version < 1 || st.Version > StateVersion {
 		return nil, fmt.Errorf("server state version %d: %w", st.Version, ErrStateVersion)
 	}
 	snap, err := allocation.ParseSnapshot(st.Table)
@@ -84,6 +84,13 @@ func (s *Server) inherit(in *inherited) error {
 		if !ok {
 			return fmt.Errorf("relay sockets of %v, which the table does not hold", tp.Client)
 		}
+		if rs.RFC6062 != nil {
+			if err := s.inheritTCP(a, *rs.RFC6062, file); err != nil {
+				return err
+			}
+			s.holdRates(a)
+			continue
+		}
 		var rf relay.RouteFiles
 		w := bindings.Want{DontFragment: a.DontFragment, User: a.User}
 		for i, ri := range rs.Files {
@@ -111,6 +118,9 @@ func (s *Server) inherit(in *inherited) error {
 			return fmt.Errorf("adopted relay of %v at %v, the table says %v", tp.Client, got.Addr, want)
 		}
 		s.holdRates(a)
+	}
+	if err := s.inheritPipes(st, in.files, file); err != nil {
+		return err
 	}
 	var held []relay.HeldFile
 	for _, h := range st.Held {
@@ -156,6 +166,9 @@ func exportNames(ex edge.Export) []string {
 	}
 	for _, c := range ex.Conns {
 		names[c.File] = "tcp client " + c.Tuple.Client.String()
+	}
+	for _, p := range ex.Pipes {
+		names[p.File] = "tcp data connection " + p.Tuple.Client.String()
 	}
 	return names
 }
