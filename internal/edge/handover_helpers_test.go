@@ -13,8 +13,8 @@ import (
 	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/bindings"
-	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/edge"
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // serveAll serves every UDP socket of s with h and every stream listener

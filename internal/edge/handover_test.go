@@ -11,8 +11,8 @@ import (
 	"github.com/pion/stun/v4"
 
 	"github.com/turnd/turnd/internal/bindings"
-	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/edge"
+	"github.com/turnd/turnd/internal/netaddr"
 )
 
 // echo makes r's handler answer every message with itself.

@@ -220,7 +220,6 @@ func newSortedListener(p *sortingPort) *sortedListener {
 }
 
 func (l *sortedListener) Accept() (net.Conn, error) {
-	l.port.start()
 	for {
 		l.mu.Lock()
 		held, kick := l.held, l.kick
@@ -228,6 +227,9 @@ func (l *sortedListener) Accept() (net.Conn, error) {
 		if held {
 			return nil, fmt.Errorf("accept: %w", os.ErrDeadlineExceeded)
 		}
+		// Not before: a side first served while paused must not set the
+		// port accepting for a Pause that never held it.
+		l.port.start()
 		select {
 		case c := <-l.ch:
 			return c, nil

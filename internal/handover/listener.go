@@ -188,7 +188,6 @@ func (l *Listener) Accept() (*Conn, error) {
 	}
 }
 
-
 func checkPeer(uc *net.UnixConn, self int) error {
 	cred, err := peerCred(uc)
 	if err != nil {

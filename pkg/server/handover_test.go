@@ -280,6 +280,11 @@ func TestSuccessorAcceptsNothingBeforeStart(t *testing.T) {
 	// Nothing signals an accept that must not happen: the connection must
 	// stay in the listener's queue for a while.
 	port := c.RemoteAddr().(*net.TCPAddr).Port
+	// The client's connect returns before the listener has the client's
+	// ACK: the connection reaches the queue a moment later.
+	for end := time.Now().Add(waitTimeout); acceptQueue(t, port) == 0 && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
 	for end := time.Now().Add(100 * time.Millisecond); time.Now().Before(end); {
 		if q := acceptQueue(t, port); q != 1 {
 			t.Fatalf("listener queue holds %d connections, want the one nobody may accept yet", q)
