@@ -16,6 +16,9 @@ import (
 var turndBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(fakeSuccessorEnv) != "" {
+		os.Exit(fakeSuccessor())
+	}
 	os.Exit(runMain(m))
 }
 

@@ -15,8 +15,9 @@ import (
 
 // TestUpgradeThatFailsChangesNothing: turnd runs from an executable the
 // test can replace. No executable at the path, a successor that exits at once, one that refuses its
-// config, one that fails after it was sent the sockets and one that never
-// answers (killed after handover.timeout) each make `turnd upgrade` exit
+// config, one that fails after it was sent the sockets, one killed (SIGKILL)
+// while it holds them, and one that never answers (killed after
+// handover.timeout) each make `turnd upgrade` exit
 // non-zero with a reason while the old turnd keeps every socket and relays
 // a UDP stream on with nothing lost; with the real executable and config
 // back, an upgrade then succeeds.
@@ -102,6 +103,9 @@ func TestUpgradeThatFailsChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	replaceExecutable(t, bin, []byte("#!/bin/sh\n"+fakeSuccessorEnv+"=1 exec "+os.Args[0]+"\n"))
+	refused("a successor killed mid-hand-over, holding every socket", true)
+
 	pidFile := filepath.Join(dir, "hung.pid")
 	replaceExecutable(t, bin, []byte("#!/bin/sh\necho $$ > "+pidFile+"\nexec sleep 30\n"))
 	hung := refused("a successor that never answers", false)
@@ -121,7 +125,7 @@ func TestUpgradeThatFailsChangesNothing(t *testing.T) {
 	s.waitEchoes(t, s.echoed()+streamRate/2, 10*time.Second)
 	requireOwner(t, "the relayed socket", "udp", relay.String(), "", next, old, next)
 	refresh(t, c, tap, refreshTo)
-	s.finish(t).requirePerfect(t, "UDP stream across five failed upgrades and a good one")
+	s.finish(t).requirePerfect(t, "UDP stream across six failed upgrades and a good one")
 	if errs := tap.errorsSince(mark); len(errs) > 0 {
 		t.Errorf("error responses after the upgrade: %v", errs)
 	}
