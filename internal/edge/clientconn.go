@@ -200,29 +200,36 @@ func (c *clientConn) Close() error {
 // descriptor, so that the descriptor is never closed under it.
 func (c *clientConn) teardown() {
 	c.torn.Do(func() {
-		c.e.dropConn(c)
-		c.mu.Lock()
-		c.closing = true
-		c.idle++
-		if c.idleStop != nil {
-			c.idleStop()
-		}
-		peer := c.pipe
-		c.mu.Unlock()
-		close(c.out.done)
-		c.watchMu.Lock()
-		if c.reactor != nil {
-			c.reactor.Unwatch(c.raw.Fd())
-		}
-		_ = c.conn.Close()
-		c.watchMu.Unlock()
-		if peer != nil {
+		if peer := c.forget(); peer != nil {
 			_ = peer.Close()
 		}
 		if c.closed != nil {
 			c.closed(&c.client)
 		}
 	})
+}
+
+// forget takes the connection out of this process (the edge's books, its
+// idle timer, its relay loop) and closes this process's descriptor; it
+// returns the RFC 6062 peer it was piped to, if any. Run once, under torn.
+func (c *clientConn) forget() (peer io.Closer) {
+	c.e.dropConn(c)
+	c.mu.Lock()
+	c.closing = true
+	c.idle++
+	if c.idleStop != nil {
+		c.idleStop()
+	}
+	peer = c.pipe
+	c.mu.Unlock()
+	close(c.out.done)
+	c.watchMu.Lock()
+	if c.reactor != nil {
+		c.reactor.Unwatch(c.raw.Fd())
+	}
+	_ = c.conn.Close()
+	c.watchMu.Unlock()
+	return peer
 }
 
 // waitWritten waits until every answer the connection took is written:

@@ -103,21 +103,5 @@ func (s *Sockets) forget(m *moved) {
 // no shutdown, no FIN), its bookings freed, and no Closed callback, so no
 // allocation ends with it here.
 func (c *clientConn) leave() {
-	c.torn.Do(func() {
-		c.e.dropConn(c)
-		c.mu.Lock()
-		c.closing = true
-		c.idle++
-		if c.idleStop != nil {
-			c.idleStop()
-		}
-		c.mu.Unlock()
-		close(c.out.done)
-		c.watchMu.Lock()
-		if c.reactor != nil {
-			c.reactor.Unwatch(c.raw.Fd())
-		}
-		_ = c.conn.Close()
-		c.watchMu.Unlock()
-	})
+	c.torn.Do(func() { c.forget() }) // a moved pipe's peer moved too: not closed here
 }
