@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/turnd/turnd/internal/handover"
-	"github.com/turnd/turnd/pkg/drain"
 	"github.com/turnd/turnd/pkg/server"
 )
 
@@ -186,57 +185,6 @@ func (h *handoverd) serveConn(c *handover.Conn, takeOvers bool) {
 	}
 }
 
-// exclusive runs f unless another hand-over runs, one is done, or turnd
-// drains: then it says why, before any successor is started.
-func (h *handoverd) exclusive(f func() error) error {
-	if !h.busy.TryLock() {
-		return errors.New("another hand-over is in progress")
-	}
-	defer h.busy.Unlock()
-	select {
-	case <-h.committed:
-		return errors.New("this turnd has handed over already")
-	default:
-	}
-	if st := h.d.machine.Status(); st.Phase != drain.Serving {
-		return fmt.Errorf("turnd is %s", st.Phase)
-	}
-	return f()
-}
-
-// successor is a successor process this one started, reaped whatever
-// happens.
-type successor struct {
-	cmd    *exec.Cmd
-	exited chan struct{} // closed once reaped; err is set then
-	err    error
-}
-
-func (c *successor) gone() bool {
-	select {
-	case <-c.exited:
-		return true
-	default:
-		return false
-	}
-}
-
-// why says how the successor ended if it has (it closed its end: it is
-// exiting, so a moment is enough), else err.
-func (c *successor) why(err error) error {
-	t := time.NewTimer(100 * time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-c.exited:
-	case <-t.C:
-		return err
-	}
-	if c.err == nil {
-		return fmt.Errorf("it exited: %w", err)
-	}
-	return fmt.Errorf("it ended (%s): %w", c.err.Error(), err)
-}
-
 // upgrade starts the successor with one end of a socket pair and hands
 // over to it; a successor that fails is killed.
 func (h *handoverd) upgrade() (int, error) {
@@ -288,7 +236,7 @@ func (h *handoverd) startSuccessor() (int, error) {
 	}()
 	if err != nil {
 		_ = cmd.Process.Kill()
-		<-c.exited // a killed process is reaped at once
+		c.reaped(5 * time.Second) // bounded: one stuck in the kernel must not hold the lock forever
 		return 0, fmt.Errorf("successor pid %d: %w", cmd.Process.Pid, err)
 	}
 	return cmd.Process.Pid, nil

@@ -18,6 +18,10 @@ type holdState struct {
 	epoch  uint64 // moves on with every Pause and Resume
 	active int
 	parked chan struct{} // closed when active reaches 0; nil: nobody waits
+	// pipes and pipesParked are active and parked for the directions of
+	// RFC 6062 pipes, which Pause waits for only a moment (pipeGrace).
+	pipes       int
+	pipesParked chan struct{}
 	// resumed is closed by Resume: the lanes and accept loops parked on it
 	// read again.
 	resumed chan struct{}
@@ -65,6 +69,30 @@ func (e *Edge) arriveLocked(ep *uint64) {
 	}
 	*ep = 0
 }
+
+// expectPipeLocked is expectLocked for a direction of a pipe.
+func (e *Edge) expectPipeLocked() uint64 {
+	e.own.hold.pipes++
+	return e.own.hold.epoch
+}
+
+// arrivePipeLocked is arriveLocked for a direction of a pipe.
+func (e *Edge) arrivePipeLocked(ep *uint64) {
+	h := &e.own.hold
+	if *ep != 0 && *ep == h.epoch && h.paused {
+		if h.pipes--; h.pipes == 0 && h.pipesParked != nil {
+			close(h.pipesParked)
+			h.pipesParked = nil
+		}
+	}
+	*ep = 0
+}
+
+// pipeGrace is how long Pause waits for the pipes to park: a direction
+// blocked writing to a client or a peer that stopped reading must not hold
+// every other client's traffic; such a pipe stays with this process
+// (ExportPipes takes only parked ones).
+const pipeGrace = 200 * time.Millisecond
 
 // arrive is arriveLocked taking the lock.
 func (e *Edge) arrive(ep *uint64) {
@@ -138,9 +166,26 @@ func (e *Edge) Pause(ctx context.Context) error {
 			return fmt.Errorf("pause: readers still serving: %w", err)
 		}
 	}
+	e.own.mu.Lock()
+	var pipes chan struct{}
+	if h.pipes > 0 {
+		h.pipesParked = make(chan struct{})
+		pipes = h.pipesParked
+	}
+	e.own.mu.Unlock()
+	if pipes != nil {
+		grace, cancel := context.WithTimeout(ctx, pipeGrace)
+		_ = await(grace, pipes) // those still copying stay here
+		cancel()
+	}
 	for _, c := range conns {
-		if c.client.TLS {
-			continue // it stays here: a client slow to read must not hold the hand-over
+		// A TLS connection stays here, and a pipe writes its bytes itself
+		// (pipeGrace): a client slow to read must not hold the hand-over.
+		c.mu.Lock()
+		piped := c.pipe != nil
+		c.mu.Unlock()
+		if c.client.TLS || piped {
+			continue
 		}
 		if err := c.waitWritten(ctx); err != nil {
 			return fmt.Errorf("pause: answers still queued: %w", err)
@@ -185,6 +230,7 @@ func (e *Edge) resume(gone *moved) {
 	h.paused, h.ok = false, false
 	h.epoch++
 	h.active, h.parked, h.exported = 0, nil, nil
+	h.pipes, h.pipesParked = 0, nil
 	close(h.resumed)
 	conns := e.connsLocked()
 	e.own.mu.Unlock()

@@ -48,7 +48,7 @@ func (c *clientConn) holdPipeLocked() {
 	c.e.own.mu.Lock()
 	for dir := range p.epochs {
 		if !started || p.live[dir] {
-			p.epochs[dir] = c.e.expectLocked()
+			p.epochs[dir] = c.e.expectPipeLocked()
 		}
 	}
 	c.e.own.mu.Unlock()
@@ -67,7 +67,9 @@ func (c *clientConn) pipeDeadlinesLocked(t time.Time) {
 // for it. Called with c.mu held.
 func (c *clientConn) pipeArrivedLocked(dir int) {
 	if c.ps.epochs[dir] != 0 {
-		c.e.arrive(&c.ps.epochs[dir])
+		c.e.own.mu.Lock()
+		c.e.arrivePipeLocked(&c.ps.epochs[dir])
+		c.e.own.mu.Unlock()
 	}
 }
 

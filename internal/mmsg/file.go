@@ -29,9 +29,19 @@ func (s *Socket) File() (*os.File, error) {
 // close. The socket is made non-blocking: the other process may have
 // received it in either mode.
 func FromFile(f *os.File) (*Socket, error) {
-	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	// Not f.Fd: it would make the open file, which the other process
+	// shares, blocking.
+	rc, err := f.SyscallConn()
 	if err != nil {
 		return nil, fmt.Errorf("adopt udp socket %s: %w", f.Name(), err)
+	}
+	fd := -1
+	var derr error
+	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return nil, fmt.Errorf("adopt udp socket %s: %w", f.Name(), err)
+	}
+	if derr != nil {
+		return nil, fmt.Errorf("adopt udp socket %s: %w", f.Name(), derr)
 	}
 	s, err := fromFd(fd)
 	if err != nil {

@@ -222,7 +222,7 @@ func (f *Frozen) cancel() {
 // Commit lets go of what the successor now serves: the moved allocations
 // leave the table (EndMoved: no usage record here, the successor writes
 // it), this process's copies of their sockets and of the client-facing
-// sockets close, and what stayed (TLS clients, RFC 6062 allocations)
+// sockets close, and what stayed (TLS clients)
 // is served again. It returns how many allocations moved and stayed.
 func (f *Frozen) Commit() (moved, stayed int) {
 	s := f.s
@@ -232,9 +232,9 @@ func (f *Frozen) Commit() (moved, stayed int) {
 	f.done = true
 	defer s.freeze.Unlock()
 	closeFiles(f.Files)
+	// Not Resume on an error: the successor reads the moved sockets now.
 	if err := s.edge.Release(s.sockets, f.ex); err != nil {
 		s.log.Warn("hand-over: releasing the client-facing sockets", "err", err)
-		s.edge.Resume() // what stayed must be served whatever went wrong
 	}
 	routes := s.relay.Routes()
 	gone := make(map[*allocation.Allocation]bool, len(f.moved))

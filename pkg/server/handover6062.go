@@ -149,25 +149,33 @@ func (s *Server) inheritPipes(st state, files []*os.File, file func(int) (*os.Fi
 		return nil
 	}
 	routes := s.relay.Routes()
-	peers := make([]io.ReadWriteCloser, len(st.Pipes))
-	for i, p := range st.Pipes {
+	peers := make([]io.ReadWriteCloser, 0, len(st.Pipes))
+	closePeers := func() {
+		for _, p := range peers {
+			_ = p.Close()
+		}
+	}
+	for _, p := range st.Pipes {
 		a, ok := s.table.Get(p.Alloc)
 		if !ok {
+			closePeers()
 			return fmt.Errorf("pipe of %v, which the table does not hold", p.Alloc.Client)
 		}
 		pf, err := file(p.Peer)
 		if err != nil {
+			closePeers()
 			return err
 		}
-		if peers[i], err = routes.AdoptPeer(a.Route, pf); err != nil {
+		peer, err := routes.AdoptPeer(a.Route, pf)
+		if err != nil {
+			closePeers()
 			return fmt.Errorf("adopt peer connection of %v: %w", p.Alloc.Client, err)
 		}
+		peers = append(peers, peer)
 	}
 	start, err := s.edge.AdoptPipes(s.sockets, st.Edge, files, peers, s.streamOptions())
 	if err != nil {
-		for _, p := range peers {
-			_ = p.Close()
-		}
+		closePeers()
 		return err
 	}
 	streams := s.startStreams

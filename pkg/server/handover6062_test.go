@@ -399,3 +399,102 @@ func TestSecondHandOverMovesThePairAgain(t *testing.T) {
 		t.Fatalf("refresh(0) through the third server: %d", code)
 	}
 }
+
+// TestSuccessorAcceptsNoPeerBeforeStart: a successor built but not started
+// accepts no RFC 6062 peer (its relay loops start parked); when the
+// hand-over then fails, the first server takes the peer from the backlog
+// and offers it to its client.
+func TestSuccessorAcceptsNoPeerBeforeStart(t *testing.T) {
+	a := start(t, testOptions())
+	c := dial(t, a, "tcp")
+	resp := c.AllocateTCP()
+	wantCode(t, c, resp, 0, "tcp allocation")
+	relayed := testturn.Relayed(t, resp)
+	if code := c.Permit(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); code != 0 {
+		t.Fatalf("permission: %d", code)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	f, err := a.Freeze(ctx)
+	if err != nil {
+		t.Fatalf("freeze: %v", err)
+	}
+	defer f.Thaw() // a failed test must not leave the server frozen
+	opts := testOptions()
+	opts.Inherit = inherit(t, f)
+	b, err := server.New(opts)
+	if err != nil {
+		t.Fatalf("successor: %v", err)
+	}
+	peer, err := net.DialTimeout("tcp4", (&net.TCPAddr{IP: relayed.IP, Port: relayed.Port}).String(), waitTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	// Nothing signals an accept that must not happen: the peer must stay in
+	// the relay listener's queue for a while.
+	for end := time.Now().Add(waitTimeout); acceptQueue(t, relayed.Port) == 0 && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
+	for end := time.Now().Add(100 * time.Millisecond); time.Now().Before(end); {
+		if q := acceptQueue(t, relayed.Port); q != 1 {
+			t.Fatalf("relay listener's queue holds %d peers, want the one nobody may accept yet", q)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = b.Close() // the successor fails before the commit
+	f.Thaw()
+	if m := c.Indication(stun.MethodConnectionAttempt, waitTimeout); m == nil {
+		t.Fatal("no ConnectionAttempt from the first server for the peer that came during the failed hand-over")
+	}
+}
+
+// TestFreezeDoesNotWaitForAStalledPipe: a bound pair whose client stopped
+// reading while its peer floods it blocks one pipe direction in a write;
+// the hand-over goes on without it (the pair stays with the first server)
+// instead of stopping every client for handover.timeout.
+func TestFreezeDoesNotWaitForAStalledPipe(t *testing.T) {
+	a := start(t, testOptions())
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	stalled := make(chan struct{})
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 64<<10)
+		for i := 0; i < 1<<12; i++ { // bounded: 256 MB, far past any socket buffer
+			// A write that cannot finish: every buffer on the way is full,
+			// so the pipe is blocked writing to the client.
+			_ = c.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
+			if _, err := c.Write(buf); err != nil {
+				close(stalled)
+				<-t.Context().Done()
+				return
+			}
+		}
+	}()
+	c := dial(t, a, "tcp")
+	wantCode(t, c, c.AllocateTCP(), 0, "tcp allocation")
+	if code := c.Permit(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); code != 0 {
+		t.Fatalf("permission: %d", code)
+	}
+	id := connectID(t, c, ln.Addr())
+	data := dial(t, a, "tcp")
+	wantCode(t, data, data.Request(stun.MethodConnectionBind, testturn.RawAttr(stun.AttrConnectionID, id)), 0, "ConnectionBind")
+	<-stalled
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	f, err := a.Freeze(ctx)
+	if err != nil {
+		t.Fatalf("freeze with a stalled pipe: %v", err)
+	}
+	defer f.Thaw()
+	// The other clients wait only for the switch: a Freeze that returns
+	// means they are served again at the next step, whatever that pipe does.
+}

@@ -97,6 +97,8 @@ type Server struct {
 	// startStreams starts the readers of the connections a predecessor
 	// passed; nil: none.
 	startStreams func()
+	// inheritedRelay: the relay was paused until Start (a predecessor's).
+	inheritedRelay bool
 
 	serving   sync.WaitGroup // the serve loops
 	closeOnce sync.Once
@@ -176,6 +178,10 @@ func New(opts Options) (*Server, error) {
 	s.edge = edge.New(s.panicked)
 	s.edge.SetIdleTimeout(cfg.Limits.IdleConnectionTimeout)
 	if in != nil {
+		// Its loops start parked: the relay sockets and RFC 6062 listeners
+		// are read only from Start, after the predecessor let go.
+		_ = s.relay.Pause(context.Background()) // no loop runs yet: it returns at once
+		s.inheritedRelay = true
 		if err := s.inherit(in); err != nil {
 			s.abandon()
 			return nil, fmt.Errorf("take over: %w", err)
@@ -222,6 +228,9 @@ func (s *Server) Start() {
 	s.startOnce.Do(func() {
 		s.started.Store(true)
 		s.startClock()
+		if s.inheritedRelay {
+			s.relay.Resume()
+		}
 		s.serve()
 		if s.startStreams != nil {
 			s.startStreams()
