@@ -206,19 +206,7 @@ func dupConn(conn net.Conn) (*os.File, error) {
 	if !ok {
 		return nil, fmt.Errorf("dup %T: %w", conn, errors.ErrUnsupported)
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("dup connection: %w", err)
-	}
-	fd := -1
-	var derr error
-	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
-		return nil, fmt.Errorf("dup connection: %w", err)
-	}
-	if derr != nil {
-		return nil, fmt.Errorf("dup connection: %w", derr)
-	}
-	return os.NewFile(uintptr(fd), "tcp:"+conn.RemoteAddr().String()), nil
+	return mmsg.Dup(sc, "tcp:"+conn.RemoteAddr().String())
 }
 
 // nonblocking sets O_NONBLOCK again on what was exported: a successor

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -86,4 +87,24 @@ func fromFd(fd int) (*Socket, error) {
 	s := &Socket{fd: fd, local: local, v6: local.IP.To4() == nil}
 	s.readStep = s.step
 	return s, nil
+}
+
+// Dup duplicates the descriptor of c (a socket the Go poller or this
+// package holds) as a file to pass to another process, leaving the open
+// file both share as it is: net's File and os.File.Fd would make it
+// blocking, in this process too.
+func Dup(c syscall.Conn, name string) (*os.File, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("dup %s: %w", name, err)
+	}
+	fd := -1
+	var derr error
+	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return nil, fmt.Errorf("dup %s: %w", name, err)
+	}
+	if derr != nil {
+		return nil, fmt.Errorf("dup %s: %w", name, derr)
+	}
+	return os.NewFile(uintptr(fd), name), nil
 }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/turnd/turnd/internal/bindings"
+	"github.com/turnd/turnd/internal/mmsg"
 )
 
 // An RFC 6062 route moves as its UDP relays do (handover.go): its
@@ -138,21 +139,7 @@ func dupPeer(pc *peerConn) (*os.File, error) {
 // dupSocket duplicates a socket's descriptor without touching its file
 // description's flags (os.File's Fd would make it blocking for this
 // process's poller too).
-func dupSocket(sc syscall.Conn) (*os.File, error) {
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("dup socket: %w", err)
-	}
-	fd := -1
-	var derr error
-	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
-		return nil, fmt.Errorf("dup socket: %w", err)
-	}
-	if derr != nil {
-		return nil, fmt.Errorf("dup socket: %w", derr)
-	}
-	return os.NewFile(uintptr(fd), "relay-tcp"), nil
-}
+func dupSocket(sc syscall.Conn) (*os.File, error) { return mmsg.Dup(sc, "relay-tcp") }
 
 // ReleaseTCP takes r's RFC 6062 relay out of this process once another
 // serves it (after ExportTCP, ExportPeer and the successor's adoption):
@@ -228,6 +215,26 @@ func (rl *Relay) unlend() {
 	for _, t := range rl.tcp {
 		for pc := range t.conns {
 			pc.lent = false
+			nonblocking(pc.Conn)
+		}
+	}
+	// A successor adopts through net's FileListener and FileConn, which
+	// make the open file both processes share blocking until its copy is
+	// made: one that failed in between leaves it so for this process.
+	for _, o := range rl.routes {
+		for _, l := range o.tcp {
+			if l != nil {
+				nonblocking(l.Listener)
+			}
+		}
+	}
+}
+
+// nonblocking sets O_NONBLOCK on c's descriptor, if it has one.
+func nonblocking(c any) {
+	if sc, ok := c.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			_ = rc.Control(func(fd uintptr) { _ = unix.SetNonblock(int(fd), true) })
 		}
 	}
 }
