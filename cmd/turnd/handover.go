@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/turnd/turnd/internal/handover"
@@ -47,9 +48,10 @@ type handoverd struct {
 	args []string
 	lns  []*handover.Listener // the PID's abstract socket, and handover.socket if set
 
-	busy      sync.Mutex    // one hand-over at a time
-	committed chan struct{} // closed once a successor serves: what stayed drains
-	once      sync.Once
+	busy       sync.Mutex    // one hand-over at a time
+	committed  chan struct{} // closed once a successor serves and was answered: what stayed drains
+	once       sync.Once
+	handedOver atomic.Bool // a successor serves: set at the commit, before committed closes
 }
 
 func newHandoverd(d *daemon) *handoverd {
@@ -173,7 +175,13 @@ func (h *handoverd) serveConn(c *handover.Conn, takeOvers bool) {
 		if err != nil {
 			h.log.Warn("upgrade failed; serving on", "err", err)
 		}
+		// Answered before the drain of what stayed begins: with nothing
+		// left, this process exits at once, and turnd upgrade must hear
+		// of its success first.
 		_ = c.AnswerUpgrade(pid, err)
+		if err == nil {
+			h.afterCommit(pid)
+		}
 	case !takeOvers:
 		_ = c.Refuse("take-overs come through handover.socket")
 	default:
@@ -181,7 +189,9 @@ func (h *handoverd) serveConn(c *handover.Conn, takeOvers bool) {
 		if err != nil {
 			_ = c.Refuse(err.Error()) // unread if the offer was made
 			h.log.Warn("hand-over failed; serving on", "successor", req.PID, "err", err)
+			return
 		}
+		h.afterCommit(req.PID)
 	}
 }
 
@@ -286,9 +296,9 @@ func (h *handoverd) handOver(ctx context.Context, c *handover.Conn, req handover
 		return err
 	}
 	moved, stayed := frozen.Commit()
+	h.handedOver.Store(true) // no second hand-over; afterCommit follows once the caller answered
 	h.log.Info("handed over", "successor", req.PID, "allocations_moved", moved, "allocations_stayed", stayed,
 		"frozen", time.Since(start).Round(time.Microsecond))
-	h.afterCommit(req.PID)
 	return nil
 }
 

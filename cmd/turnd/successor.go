@@ -16,10 +16,8 @@ func (h *handoverd) exclusive(f func() error) error {
 		return errors.New("another hand-over is in progress")
 	}
 	defer h.busy.Unlock()
-	select {
-	case <-h.committed:
+	if h.handedOver.Load() {
 		return errors.New("this turnd has handed over already")
-	default:
 	}
 	if st := h.d.machine.Status(); st.Phase != drain.Serving {
 		return fmt.Errorf("turnd is %s", st.Phase)
