@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -193,63 +192,6 @@ func (h *handoverd) serveConn(c *handover.Conn, takeOvers bool) {
 		}
 		h.afterCommit(req.PID)
 	}
-}
-
-// upgrade starts the successor with one end of a socket pair and hands
-// over to it; a successor that fails is killed.
-func (h *handoverd) upgrade() (int, error) {
-	if os.Getpid() == 1 {
-		// The successor would die with the namespace when this process exits.
-		return 0, errors.New("turnd is PID 1 of its PID namespace: start the successor beside it with serve --take-over")
-	}
-	var pid int
-	err := h.exclusive(func() error {
-		var err error
-		pid, err = h.startSuccessor()
-		return err
-	})
-	return pid, err
-}
-
-// startSuccessor is upgrade's work, under exclusive.
-func (h *handoverd) startSuccessor() (int, error) {
-	parent, child, err := handover.Pair()
-	if err != nil {
-		return 0, err
-	}
-	defer parent.Close()
-	cmd := exec.Command(h.exe, h.args...)
-	cmd.ExtraFiles = []*os.File{child} // descriptor 3
-	cmd.Env = append(os.Environ(), handover.EnvFD+"=3")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
-	err = cmd.Start()
-	_ = child.Close()
-	if err != nil {
-		return 0, fmt.Errorf("start successor %s: %w", h.exe, err)
-	}
-	c := &successor{cmd: cmd, exited: make(chan struct{})}
-	go func() {
-		c.err = cmd.Wait()
-		close(c.exited)
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), h.d.cfg.Handover.Timeout)
-	defer cancel()
-	err = func() error {
-		req, err := parent.ReadRequest(ctx)
-		switch {
-		case err != nil:
-			return c.why(err)
-		case req.Kind != handover.KindTakeOver:
-			return errors.New("it sent an upgrade request")
-		}
-		return h.handOver(ctx, parent, req, c)
-	}()
-	if err != nil {
-		_ = cmd.Process.Kill()
-		c.reaped(5 * time.Second) // bounded: one stuck in the kernel must not hold the lock forever
-		return 0, fmt.Errorf("successor pid %d: %w", cmd.Process.Pid, err)
-	}
-	return cmd.Process.Pid, nil
 }
 
 // handOver runs the old side of the switch with a successor that sent
