@@ -1,7 +1,6 @@
 package edge_test
 
 import (
-	"context"
 	"net"
 	"net/netip"
 	"sync"
@@ -129,30 +128,7 @@ func ownStreams(t *testing.T, l edge.Listen, o edge.StreamOptions) (*edge.Edge, 
 		t.Fatal(err)
 	}
 	e := edge.New(func(v any) { t.Errorf("panic in a handler: %v", v) })
-	var served sync.WaitGroup
-	for _, ln := range append(append([]net.Listener(nil), s.TCP...), s.TLS...) {
-		served.Go(func() {
-			if err := e.ServeStreams(ln, o); err != nil {
-				t.Errorf("ServeStreams: %v", err)
-			}
-		})
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
-		defer cancel()
-		if err := e.Stop(ctx); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-		if err := s.Close(); err != nil {
-			t.Errorf("close sockets: %v", err)
-		}
-		served.Wait()
-		select {
-		case err := <-e.Failed():
-			t.Errorf("a loop failed: %v", err)
-		default:
-		}
-	})
+	serveAll(t, e, s, nil, o) // stream listeners only: l names no UDP address
 	return e, s
 }
 

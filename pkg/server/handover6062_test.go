@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"crypto/tls"
 	"encoding/binary"
 	"fmt"
@@ -119,22 +118,11 @@ func TestStateRoundTripRFC6062(t *testing.T) {
 	flowed := make(chan error, 1)
 	go func() { flowed <- echoSeq(data.Conn(), total, frozen) }()
 
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	f, err := a.Freeze(ctx)
-	if err != nil {
-		t.Fatalf("freeze: %v", err)
-	}
+	f := freeze(t, a)
 	close(frozen)
 	optsB := testOptions()
 	usageB := usageLog(&optsB)
-	optsB.Inherit = inherit(t, f)
-	b, err := server.New(optsB)
-	if err != nil {
-		f.Thaw()
-		t.Fatalf("successor: %v", err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := successor(t, f, optsB)
 	if moved, stayed := f.Commit(); moved != 1 || stayed != 0 {
 		t.Fatalf("commit moved %d, left %d; want 1 and 0", moved, stayed)
 	}
@@ -231,22 +219,11 @@ func TestHandOverKeepsTLSRFC6062(t *testing.T) {
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	f, err := a.Freeze(ctx)
-	if err != nil {
-		t.Fatalf("freeze: %v", err)
-	}
+	f := freeze(t, a)
 	optsB := testOptions()
 	optsB.Config.Listen.TLS = optsA.Config.Listen.TLS
 	optsB.Config.TLS = optsA.Config.TLS
-	optsB.Inherit = inherit(t, f)
-	b, err := server.New(optsB)
-	if err != nil {
-		f.Thaw()
-		t.Fatalf("successor: %v", err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := successor(t, f, optsB)
 	if moved, stayed := f.Commit(); moved != 1 || stayed != 1 {
 		t.Fatalf("commit moved %d, left %d; want Y's and X's", moved, stayed)
 	}
@@ -300,12 +277,7 @@ func TestThawAfterAFailedSuccessorKeepsRFC6062(t *testing.T) {
 	frozen := make(chan struct{})
 	flowed := make(chan error, 1)
 	go func() { flowed <- echoSeq(data.Conn(), total, frozen) }()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	f, err := a.Freeze(ctx)
-	if err != nil {
-		t.Fatalf("freeze: %v", err)
-	}
+	f := freeze(t, a)
 	close(frozen)
 	opts := testOptions()
 	opts.Inherit = inherit(t, f)
@@ -342,12 +314,7 @@ func TestSuccessorReadsVersion1(t *testing.T) {
 	u := dial(t, a, "udp")
 	u.MustAllocate()
 	u.Permit(peer)
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	f, err := a.Freeze(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := freeze(t, a)
 	v2 := fmt.Sprintf(`{"version":%d,`, server.StateVersion)
 	if !strings.HasPrefix(string(f.State), v2) {
 		t.Fatalf("state begins %.20q, want %q", f.State, v2)
@@ -413,13 +380,7 @@ func TestSuccessorAcceptsNoPeerBeforeStart(t *testing.T) {
 	if code := c.Permit(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); code != 0 {
 		t.Fatalf("permission: %d", code)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	f, err := a.Freeze(ctx)
-	if err != nil {
-		t.Fatalf("freeze: %v", err)
-	}
-	defer f.Thaw() // a failed test must not leave the server frozen
+	f := freeze(t, a)
 	opts := testOptions()
 	opts.Inherit = inherit(t, f)
 	b, err := server.New(opts)
@@ -488,13 +449,7 @@ func TestFreezeDoesNotWaitForAStalledPipe(t *testing.T) {
 	data := dial(t, a, "tcp")
 	wantCode(t, data, data.Request(stun.MethodConnectionBind, testturn.RawAttr(stun.AttrConnectionID, id)), 0, "ConnectionBind")
 	<-stalled
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	f, err := a.Freeze(ctx)
-	if err != nil {
-		t.Fatalf("freeze with a stalled pipe: %v", err)
-	}
-	defer f.Thaw()
+	freeze(t, a) // fails the test if the pipe holds it
 	// The other clients wait only for the switch: a Freeze that returns
 	// means they are served again at the next step, whatever that pipe does.
 }

@@ -23,23 +23,39 @@ import (
 // descriptors, commits and starts it: the whole switch, in one process.
 func handOver(t *testing.T, from *server.Server, opts server.Options) *server.Server {
 	t.Helper()
+	f := freeze(t, from)
+	to := successor(t, f, opts)
+	f.Commit()
+	to.Start()
+	return to
+}
+
+// freeze freezes s, and thaws it when the test ends unless it committed
+// (a failed test must not leave the server frozen).
+func freeze(t *testing.T, s *server.Server) *server.Frozen {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	f, err := from.Freeze(ctx)
+	f, err := s.Freeze(ctx)
 	if err != nil {
 		t.Fatalf("freeze: %v", err)
 	}
-	defer f.Thaw() // a failed test must not leave the server frozen
+	t.Cleanup(f.Thaw)
+	return f
+}
+
+// successor builds, not starts, a server on f's state and descriptors, as
+// a successor process would, and closes it when the test ends.
+func successor(t *testing.T, f *server.Frozen, opts server.Options) *server.Server {
+	t.Helper()
 	opts.Inherit = inherit(t, f)
-	to, err := server.New(opts)
+	s, err := server.New(opts)
 	if err != nil {
 		f.Thaw()
 		t.Fatalf("successor: %v", err)
 	}
-	f.Commit()
-	to.Start()
-	t.Cleanup(func() { _ = to.Close() })
-	return to
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }
 
 // inherit is what a successor process would receive of f: its files, and
@@ -98,25 +114,13 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 
 	served := a.UDPAddrs()[0].String()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	f, err := a.Freeze(ctx)
-	if err != nil {
-		t.Fatalf("freeze: %v", err)
-	}
-	defer f.Thaw() // a failed test must not leave the server frozen
+	f := freeze(t, a)
 	// Sent while neither server reads: the kernel queues it.
 	u.SendChannel(0x4000, []byte("during"))
 
 	optsB := testOptions()
 	usageB := usageLog(&optsB)
-	optsB.Inherit = inherit(t, f)
-	b, err := server.New(optsB)
-	if err != nil {
-		f.Thaw()
-		t.Fatalf("successor: %v", err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := successor(t, f, optsB)
 	if moved, stayed := f.Commit(); moved != 2 || stayed != 0 {
 		t.Fatalf("commit moved %d, left %d; want 2 and 0", moved, stayed)
 	}
@@ -196,13 +200,7 @@ func TestThawLosesNothing(t *testing.T) {
 	u.MustAllocate()
 	u.Permit(peer)
 	u.ChannelBind(0x4000, peer)
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	f, err := a.Freeze(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Thaw() // a failed test must not leave the server frozen
+	f := freeze(t, a)
 	u.SendChannel(0x4000, []byte("frozen"))
 	f.Thaw()
 	if got := readChannel(t, u, 0x4000); got != "frozen" {
@@ -225,13 +223,7 @@ func TestSuccessorRefusesAnotherVersion(t *testing.T) {
 	u := dial(t, a, "udp")
 	u.MustAllocate()
 	u.Permit(peer)
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	f, err := a.Freeze(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Thaw() // a failed test must not leave the server frozen
+	f := freeze(t, a)
 	bad := append([]byte(nil), f.State...)
 	copy(bad, `{"version":9`)
 	opts := testOptions()
@@ -256,13 +248,7 @@ func TestSuccessorRefusesAnotherVersion(t *testing.T) {
 func TestSuccessorAcceptsNothingBeforeStart(t *testing.T) {
 	a := start(t, proxiedOptions(t))
 	addr := tcpAddr(t, a)
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	f, err := a.Freeze(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Thaw() // a failed test must not leave the server frozen
+	f := freeze(t, a)
 	optsB := proxiedOptions(t)
 	optsB.Inherit = inherit(t, f)
 	b, err := server.New(optsB)

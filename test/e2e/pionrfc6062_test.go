@@ -8,6 +8,41 @@ import (
 	"time"
 )
 
+// tcpDialer is pion's RFC 6062 allocation, as far as connectPeer needs it.
+type tcpDialer interface {
+	Dial(network, address string) (net.Conn, error)
+}
+
+// connectPeer starts a loopback TCP peer and has alloc Connect to it
+// (Connect, ConnectionBind): the client's data connection, the peer's end
+// and the peer's address, all closed when the test ends.
+func connectPeer(t *testing.T, alloc tcpDialer) (out net.Conn, atPeer *net.TCPConn, peer string) {
+	t.Helper()
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	accepted := make(chan *net.TCPConn, 1)
+	go func() {
+		if conn, err := ln.AcceptTCP(); err == nil {
+			accepted <- conn
+		}
+	}()
+	out, err = alloc.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("dial the peer through the relay: %v", err)
+	}
+	t.Cleanup(func() { _ = out.Close() })
+	select {
+	case atPeer = <-accepted:
+	case <-time.After(readDeadline):
+		t.Fatal("the peer accepted no connection from the relay")
+	}
+	t.Cleanup(func() { _ = atPeer.Close() })
+	return out, atPeer, ln.Addr().String()
+}
+
 // pionTCPAllocation: an RFC 6062 allocation by pion's client, one
 // connection it opens to a TCP peer (Connect, ConnectionBind) and one the
 // peer opens to the relayed address (ConnectionAttempt, Accept), bytes both
@@ -19,31 +54,7 @@ func pionTCPAllocation(t *testing.T, srv *turnd) {
 		t.Fatalf("allocate tcp: %v", err)
 	}
 	relay := alloc.Addr().(*net.TCPAddr)
-	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan *net.TCPConn, 1)
-	go func() {
-		conn, err := ln.AcceptTCP()
-		if err == nil {
-			accepted <- conn
-		}
-	}()
-
-	out, err := alloc.Dial("tcp4", ln.Addr().String())
-	if err != nil {
-		t.Fatalf("dial the peer through the relay: %v", err)
-	}
-	defer out.Close()
-	var atPeer *net.TCPConn
-	select {
-	case atPeer = <-accepted:
-	case <-time.After(readDeadline):
-		t.Fatal("the peer accepted no connection from the relay")
-	}
-	defer atPeer.Close()
+	out, atPeer, _ := connectPeer(t, alloc)
 	// RFC 6062 §5.2: the local end of the server's connection to the peer is the relayed address.
 	if from := atPeer.RemoteAddr().String(); from != relay.String() {
 		t.Errorf("the peer's connection comes from %v, want the relayed address %v", from, relay)

@@ -21,29 +21,7 @@ func TestUpgradeMovesRFC6062(t *testing.T) {
 		t.Fatalf("allocate tcp: %v", err)
 	}
 	relay := alloc.Addr().(*net.TCPAddr)
-	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan *net.TCPConn, 1)
-	go func() {
-		if conn, err := ln.AcceptTCP(); err == nil {
-			accepted <- conn
-		}
-	}()
-	data, err := alloc.Dial("tcp4", ln.Addr().String())
-	if err != nil {
-		t.Fatalf("dial the peer through the relay: %v", err)
-	}
-	defer data.Close()
-	var atPeer *net.TCPConn
-	select {
-	case atPeer = <-accepted:
-	case <-time.After(readDeadline):
-		t.Fatal("the peer accepted no connection from the relay")
-	}
-	defer atPeer.Close()
+	data, atPeer, peer := connectPeer(t, alloc)
 	relayed := exchange(t, "before the upgrade", data, atPeer)
 
 	old := l.serving()
@@ -54,7 +32,7 @@ func TestUpgradeMovesRFC6062(t *testing.T) {
 		t.Errorf("the old turnd exited %d after handing over all it held, want 0", code)
 	}
 	requireOwner(t, "the control connection", "tcp", l.log.TCP, control, next, next)
-	requireOwner(t, "the relay's connection to the peer", "tcp", relay.String(), ln.Addr().String(), next, next)
+	requireOwner(t, "the relay's connection to the peer", "tcp", relay.String(), peer, next, next)
 	refresh(t, c, tap, refreshTo)
 	relayed += exchange(t, "after the refresh", data, atPeer)
 	relayedTo(t, testturn.Dial(t, "tcp", l.log.TCP, "demo", "demo"), echoPeer(t), next, next)
