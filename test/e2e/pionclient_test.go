@@ -103,9 +103,12 @@ func pionUDPAllocation(t *testing.T, srv *turnd, network, server string, loopbac
 	}
 
 	// pion sends its first datagrams as Send indications while its
-	// ChannelBind runs behind them, then switches to the channel.
+	// ChannelBind runs behind them, then switches to the channel. Each
+	// round is an echo, microseconds on loopback: the count is bounded by
+	// time as well, as a busy machine can take longer than 50 of them to
+	// answer the ChannelBind.
 	toPeer, bound := 0, false
-	for i := 0; i < 50 && !bound; i++ {
+	for i, end := 0, time.Now().Add(5*time.Second); i < 5000 && !bound && time.Now().Before(end); i++ {
 		payload := []byte(fmt.Sprintf("pion %s to peer #%d", network, i))
 		if _, err := pc.WriteTo(payload, peerAddr); err != nil {
 			t.Fatalf("write to peer: %v", err)
