@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/turnd/turnd/pkg/peerfilter"
@@ -206,6 +207,19 @@ func (c Config) checkLimits(v *validator) {
 	}
 	if l.IdleConnectionTimeout <= 0 {
 		v.add("limits.idle_connection_timeout", "must be > 0")
+	}
+}
+
+func (c Config) checkOffload(v *validator) {
+	switch c.Relay.Offload {
+	case "off", "tc", "auto":
+	default:
+		v.add("relay.offload", "%q: must be off, tc or auto", c.Relay.Offload)
+	}
+	for i, name := range c.Relay.OffloadInterfaces {
+		if name == "" || len(name) > 15 || strings.ContainsAny(name, "/ \t\n") {
+			v.add(fmt.Sprintf("relay.offload_interfaces[%d]", i), "%q: not an interface name", name)
+		}
 	}
 }
 

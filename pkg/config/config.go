@@ -112,6 +112,14 @@ type Relay struct {
 	MaxPort int `yaml:"max_port"`
 	// TCPAllocations allows RFC 6062 TCP allocations. Default true; false answers them with 442.
 	TCPAllocations bool `yaml:"tcp_allocations"`
+	// Offload relays UDP clients' ChannelData in the kernel (an eBPF
+	// program on tc ingress): "off", "tc" (start fails if the kernel or the
+	// privileges do not allow it), or "auto" (tc where they allow, else user
+	// space with one log line saying why). Default "off".
+	Offload string `yaml:"offload"`
+	// OffloadInterfaces are the interfaces the kernel path attaches to.
+	// Default [] which means every non-loopback Ethernet interface up at start.
+	OffloadInterfaces []string `yaml:"offload_interfaces"`
 }
 
 // Auth holds credentials. At least one user or secret is required.

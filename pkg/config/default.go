@@ -22,6 +22,7 @@ func Default() Config {
 			MinPort:        49152,
 			MaxPort:        65535,
 			TCPAllocations: true,
+			Offload:        "off",
 		},
 		Auth: Auth{RESTSeparator: ":", MaxRESTValidity: 7 * 24 * time.Hour},
 		Limits: Limits{

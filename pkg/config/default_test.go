@@ -12,7 +12,7 @@ func TestDefault(t *testing.T) {
 	want := Config{
 		Realm:  "turnd.local",
 		Listen: Listen{UDP: []string{"127.0.0.1:3478"}, TCP: []string{"127.0.0.1:3478"}, SocketBuffer: 4 << 20},
-		Relay:  Relay{MinPort: 49152, MaxPort: 65535, TCPAllocations: true},
+		Relay:  Relay{MinPort: 49152, MaxPort: 65535, TCPAllocations: true, Offload: "off"},
 		Auth:   Auth{RESTSeparator: ":", MaxRESTValidity: 168 * time.Hour},
 		Limits: Limits{MaxLifetime: time.Hour, PermissionLifetime: 5 * time.Minute, ChannelLifetime: 10 * time.Minute,
 			UserAllocations: 128, IPAllocations: 256, PrefixAllocations: 2048,

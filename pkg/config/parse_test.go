@@ -151,6 +151,7 @@ func TestParseFull(t *testing.T) {
 		Relay: Relay{
 			Address: "10.0.0.5", ExternalAddress: "192.0.2.1",
 			MinPort: 40000, MaxPort: 40999, TCPAllocations: false,
+			Offload: "auto", OffloadInterfaces: []string{"eth0"},
 		},
 		Auth: Auth{
 			Users:           map[string]string{"alice": "s3cret", "bob": "1234"},

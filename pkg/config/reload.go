@@ -49,6 +49,8 @@ func setOnce() []onceSetting {
 		value("relay.external_address", func(c *Config) *string { return &c.Relay.ExternalAddress }),
 		value("relay.min_port", func(c *Config) *int { return &c.Relay.MinPort }),
 		value("relay.max_port", func(c *Config) *int { return &c.Relay.MaxPort }),
+		value("relay.offload", func(c *Config) *string { return &c.Relay.Offload }),
+		list("relay.offload_interfaces", func(c *Config) *[]string { return &c.Relay.OffloadInterfaces }),
 		value("limits.permission_lifetime", func(c *Config) *time.Duration { return &c.Limits.PermissionLifetime }),
 		value("limits.channel_lifetime", func(c *Config) *time.Duration { return &c.Limits.ChannelLifetime }),
 		value("handover.socket", func(c *Config) *string { return &c.Handover.Socket }),

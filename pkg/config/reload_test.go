@@ -18,6 +18,7 @@ func TestReloadKeepsExactlyWhatItReports(t *testing.T) {
 		"listen.udp_sockets": true, "listen.socket_buffer": true,
 		"relay.address": true, "relay.external_address": true, "relay.min_port": true, "relay.max_port": true,
 		"limits.permission_lifetime": true, "limits.channel_lifetime": true,
+		"relay.offload": true, "relay.offload_interfaces": true,
 		"handover.socket": true, "http.address": true, "http.admin_token_file": true, "http.metrics_users": true, "pidfile": true,
 	}
 	leaves := 0

@@ -85,6 +85,7 @@ func (c Config) Validate() error {
 	c.checkPeers(&v)
 	c.checkLimits(&v)
 	c.checkDrain(&v)
+	c.checkOffload(&v)
 	c.checkHandover(&v)
 	c.checkHTTP(&v)
 	c.checkLog(&v)

@@ -27,6 +27,8 @@ func TestValidateBoundaries(t *testing.T) {
 		{"drain delay -1ns", func(c *Config) { c.Drain.Delay = -1 }, []string{"drain.delay"}},
 		{"handover timeout 0", func(c *Config) { c.Handover.Timeout = 0 }, []string{"handover.timeout"}},
 		{"handover after stay", func(c *Config) { c.Handover.After = "stay" }, []string{"handover.after"}},
+		{"offload xdp", func(c *Config) { c.Relay.Offload = "xdp" }, []string{"relay.offload"}},
+		{"offload interface path", func(c *Config) { c.Relay.OffloadInterfaces = []string{"../eth0"} }, []string{"relay.offload_interfaces[0]"}},
 		{"handover socket relative", func(c *Config) { c.Handover.Socket = "turnd.sock" }, []string{"handover.socket"}},
 		{"handover socket absolute", func(c *Config) { c.Handover.Socket = "/run/turnd/handover.sock" }, nil},
 		{"lifetime 1ns", func(c *Config) { c.Limits.ChannelLifetime = time.Nanosecond }, nil},
