@@ -20,6 +20,9 @@ type Route struct {
 
 	perms atomic.Pointer[[]netip.Addr]
 	chans atomic.Pointer[[]Channel]
+	// mirror is told of each new channel set: the kernel fast path keeps a
+	// copy, which must change when the set does, not a packet later.
+	mirror atomic.Pointer[func()]
 }
 
 // Channel is one channel binding (RFC 8656 §12): a number and its peer.
@@ -101,5 +104,21 @@ func (r *Route) Channels() []Channel {
 func (r *Route) SetPermissions(p []netip.Addr) { r.perms.Store(&p) }
 
 // SetChannels replaces the channel set with c, which the route keeps: the
-// caller must not modify it afterwards. One writer at a time.
-func (r *Route) SetChannels(c []Channel) { r.chans.Store(&c) }
+// caller must not modify it afterwards. One writer at a time; the mirror,
+// if any, runs before it returns.
+func (r *Route) SetChannels(c []Channel) {
+	r.chans.Store(&c)
+	if m := r.mirror.Load(); m != nil {
+		(*m)()
+	}
+}
+
+// SetMirror makes f run after each SetChannels (nil: nothing runs); f
+// reads Channels and must not call SetChannels.
+func (r *Route) SetMirror(f func()) {
+	if f == nil {
+		r.mirror.Store(nil)
+		return
+	}
+	r.mirror.Store(&f)
+}

@@ -80,3 +80,19 @@ func TestRouteReadsDoNotAllocate(t *testing.T) {
 		t.Fatalf("%v allocations per read", allocs)
 	}
 }
+
+// TestMirrorSeesEachChannelSet: the mirror runs after every SetChannels,
+// seeing the new set, and not once cleared.
+func TestMirrorSeesEachChannelSet(t *testing.T) {
+	var r bindings.Route
+	var seen [][]bindings.Channel
+	r.SetMirror(func() { seen = append(seen, r.Channels()) })
+	peer := netip.MustParseAddrPort("192.0.2.1:5000")
+	r.SetChannels([]bindings.Channel{{Number: 0x4000, Peer: peer}})
+	r.SetChannels(nil)
+	r.SetMirror(nil)
+	r.SetChannels([]bindings.Channel{{Number: 0x4001, Peer: peer}})
+	if len(seen) != 2 || len(seen[0]) != 1 || seen[0][0].Number != 0x4000 || len(seen[1]) != 0 {
+		t.Fatalf("mirror saw %v; want [[0x4000] []]", seen)
+	}
+}

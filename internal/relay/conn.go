@@ -50,6 +50,8 @@ type Conn struct {
 	// limits.user_total_bps: the allocation's, which both relay sockets of
 	// a dual-stack route share.
 	toRate, fromRate *limit
+
+	kern *kroute // the kernel path's share of the route; nil: user space only
 }
 
 // routed reports whether a peer's datagram has somewhere to go: a channel
@@ -165,6 +167,9 @@ func (c *Conn) fromPeer(pkts, bytes int) {
 
 // Close closes the socket once, flushes its traffic tally and forgets it.
 func (c *Conn) Close() error {
+	if k := c.kern; k != nil {
+		k.close(c) // before the port can be reused
+	}
 	c.fdMu.Lock()
 	c.fdClosed = true
 	c.fdMu.Unlock()

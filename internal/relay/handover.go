@@ -154,8 +154,11 @@ func (v Routes) Adopt(r *bindings.Route, w bindings.Want, files RouteFiles) (bin
 		out.Addr[i] = addr
 	}
 	rl.mu.Lock()
-	defer rl.mu.Unlock()
 	rl.byClient.set(o.key, binding{route: r, socks: o.socks})
+	rl.mu.Unlock()
+	if rl.offloadable(r, lane) {
+		rl.offload(r, o, w.DontFragment)
+	}
 	return out, nil
 }
 
@@ -230,6 +233,9 @@ func (v Routes) Release(r *bindings.Route) {
 // description lives on in the other process would stay in the set and
 // wake the loop for every datagram the other process then reads.
 func (rl *Relay) drop(c *Conn) {
+	if k := c.kern; k != nil {
+		k.close(c)
+	}
 	c.fdMu.Lock()
 	c.fdClosed = true // the uplink sends no more through it
 	c.fdMu.Unlock()

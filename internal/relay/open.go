@@ -27,6 +27,7 @@ type opened struct {
 	socks    [2]*Conn             // UDP relays, by Families.Index
 	tcp      [2]*tcpListener      // RFC 6062 listeners, by Families.Index
 	peers    map[uint32]*peerConn // RFC 6062 peers waiting for TakePeer
+	kernel   *kroute              // the kernel path's share; nil: user space only
 }
 
 func (o *opened) empty() bool {
@@ -79,9 +80,9 @@ func (v Routes) Open(r *bindings.Route, w bindings.Want) (bindings.Relayed, erro
 		out.Addr[i], out.Held = addr, max(out.Held, held)
 	}
 	rl.mu.Lock()
-	defer rl.mu.Unlock()
 	if o.empty() {
 		delete(rl.routes, r)
+		rl.mu.Unlock()
 		if first == nil {
 			first = bindings.ErrNoFamily // no family asked
 		}
@@ -89,6 +90,10 @@ func (v Routes) Open(r *bindings.Route, w bindings.Want) (bindings.Relayed, erro
 	}
 	if !w.TCP {
 		rl.byClient.set(o.key, binding{route: r, socks: o.socks})
+	}
+	rl.mu.Unlock()
+	if !w.TCP && rl.offloadable(r, lane) {
+		rl.offload(r, o, w.DontFragment)
 	}
 	return out, nil
 }

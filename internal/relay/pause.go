@@ -23,6 +23,7 @@ import (
 // (RelayFor, RelayStreamFor) is not paused here: it runs on the edge's
 // readers, which the edge pauses itself.
 func (rl *Relay) Pause(ctx context.Context) error {
+	rl.kernelPause()
 	rl.pauseMu.Lock()
 	if !rl.paused {
 		rl.resumed = make(chan struct{})
@@ -64,6 +65,7 @@ func (rl *Relay) Resume() {
 		close(rl.resumed)
 		rl.resumed = nil
 	}
+	rl.kernelResume()
 }
 
 // awaitResume waits while the relay is paused (or until it closes): a

@@ -84,6 +84,10 @@ type limit struct {
 	user atomic.Pointer[bucket] // nil: no per-user rate
 }
 
+// limited reports whether the limit holds anything back: the kernel path
+// applies no rate, so a limited allocation stays in user space.
+func (l *limit) limited() bool { return l.own.bps.Load() > 0 || l.user.Load() != nil }
+
 // allow reports whether n more bytes fit the limit now, and charges them.
 //
 // Hot path: no allocation; two atomic loads when unlimited. The user's
@@ -121,6 +125,7 @@ func (rl *Relay) SetRate(relayAddr net.Addr, bps int64) error {
 	}
 	to.own.set(bps)
 	from.own.set(bps)
+	rl.resyncKernel(relayAddr)
 	return nil
 }
 
@@ -149,10 +154,12 @@ func (rl *Relay) ShareRate(relayAddr net.Addr, u *UserRate) error {
 	if u == nil {
 		to.user.Store(nil)
 		from.user.Store(nil)
+		rl.resyncKernel(relayAddr)
 		return nil
 	}
 	to.user.Store(&u.to)
 	from.user.Store(&u.from)
+	rl.resyncKernel(relayAddr)
 	return nil
 }
 

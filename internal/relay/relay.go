@@ -43,6 +43,11 @@ type Options struct {
 	// Panicked is told of a panic recovered in a downlink loop; the loop
 	// dropped the descriptor it was handling and carried on. nil: none.
 	Panicked func(v any)
+	// Kernel relays UDP clients' ChannelData in the kernel (kernel.go);
+	// nil: all in user space. KernelFailed is told when it refuses an
+	// entry or a count (that traffic stays in user space); nil: none.
+	Kernel       Kernel
+	KernelFailed func(error)
 }
 
 // Relay owns the peer-facing side of every allocation: its relay sockets
@@ -76,6 +81,8 @@ type Relay struct {
 
 	// pauseMu orders Pause, Resume and the loops' start (pause.go): a
 	// loop started while paused starts parked.
+	kernelPaused atomic.Bool // entries stay out of the kernel (kernel.go)
+
 	pauseMu  sync.Mutex
 	paused   bool          // Pause was called and Resume not since
 	resumed  chan struct{} // closed by Resume; nil: not paused
@@ -97,13 +104,17 @@ func New(opts Options) *Relay {
 	if opts.Counters == nil {
 		opts.Counters = &traffic.Counters{}
 	}
-	return &Relay{
+	rl := &Relay{
 		opts: opts, live: make(map[liveKey]*Conn), held: make(map[liveKey]*held),
 		tcp:    make(map[liveKey]*tcpRelay),
 		routes: make(map[*bindings.Route]*opened),
 		closed: make(chan struct{}), servers: make(map[netaddr.FiveTuple]serverID),
 		clock: sinceNow(),
 	}
+	if opts.Kernel != nil {
+		opts.Counters.SetSettle(rl.Settle)
+	}
+	return rl
 }
 
 // sinceNow returns a clock that reads the time passed since it was made.

@@ -30,6 +30,34 @@ type Counters struct {
 	// closed on accept, before the client was offered them, by
 	// PeerRefusal.
 	PeerConnsRefused [NumPeerRefusals]atomic.Uint64
+
+	// Kernel is the part of the relayed totals above that the kernel fast
+	// path relayed (relay.offload), and KernelChannels the channels it
+	// holds now.
+	Kernel         Relayed
+	KernelChannels atomic.Int64
+
+	// settle folds counts kept outside these totals (the kernel path's
+	// per-CPU counters) into them; nil: none.
+	settle atomic.Pointer[func()]
+}
+
+// Relayed counts datagrams relayed each way and their payload bytes.
+type Relayed struct {
+	ToPeerPackets, ToPeerBytes     atomic.Uint64
+	ToClientPackets, ToClientBytes atomic.Uint64
+}
+
+// SetSettle makes f what Settle runs.
+func (c *Counters) SetSettle(f func()) { c.settle.Store(&f) }
+
+// Settle brings the totals, and every allocation's Tally, up to date with
+// the counts kept elsewhere. A reader that must be exact (a usage record,
+// /status, a scrape) calls it first.
+func (c *Counters) Settle() {
+	if f := c.settle.Load(); f != nil {
+		(*f)()
+	}
 }
 
 // Drops counts the datagrams dropped for one reason one way.

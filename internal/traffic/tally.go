@@ -124,6 +124,26 @@ func (t *Tally) fromSink6(c *Counters) sink {
 	return sink{pkts: &c.FromPeerPackets, bytes: &c.FromPeerBytes, headers: &c.HeaderBytes, header: t.Header6}
 }
 
+// Kernel counts what the kernel fast path relayed through the relay socket
+// (six: the IPv6 one of a route that has both) since the last call: as
+// relayed traffic, and in c.Kernel too.
+func (t *Tally) Kernel(c *Counters, six bool, toPkts, toBytes, fromPkts, fromBytes uint64) {
+	to, from, toSink, fromSink := &t.to, &t.from, t.toSink(c), t.fromSink(c)
+	if six {
+		to, from, toSink, fromSink = &t.to6, &t.from6, t.toSink6(c), t.fromSink6(c)
+	}
+	if toPkts > 0 {
+		to.add(int(toPkts), int(toBytes), toSink)
+		c.Kernel.ToPeerPackets.Add(toPkts)
+		c.Kernel.ToPeerBytes.Add(toBytes)
+	}
+	if fromPkts > 0 {
+		from.add(int(fromPkts), int(fromBytes), fromSink)
+		c.Kernel.ToClientPackets.Add(fromPkts)
+		c.Kernel.ToClientBytes.Add(fromBytes)
+	}
+}
+
 // UnpermittedFrom counts a peer's datagram of n bytes discarded for want
 // of a permission or channel.
 func (t *Tally) UnpermittedFrom(c *Counters, n int) {

@@ -49,3 +49,41 @@ func TestTallyOfBothFamilies(t *testing.T) {
 		t.Errorf("published %d bytes to peers, %d packets from", c.ToPeerBytes.Load(), c.FromPeerPackets.Load())
 	}
 }
+
+// TestKernelCountsAsRelayed: what the kernel path relayed is in the
+// allocation's usage, the shared totals with their header bytes, and the
+// kernel's own totals, each family on its own flow.
+func TestKernelCountsAsRelayed(t *testing.T) {
+	var c traffic.Counters
+	tl := traffic.Tally{Header: 28, Header6: 48}
+	tl.ToPeer(&c, 10)
+	tl.Kernel(&c, false, 3, 300, 2, 200)
+	tl.Kernel(&c, true, 1, 100, 0, 0)
+	tl.Flush(&c)
+	u := tl.Usage()
+	if u.ToPeerPackets != 5 || u.ToPeerBytes != 410 || u.FromPeerPackets != 2 || u.FromPeerBytes != 200 {
+		t.Fatalf("usage %+v; want 5 packets/410 bytes to the peer, 2/200 back", u)
+	}
+	if c.ToPeerPackets.Load() != 5 || c.FromPeerBytes.Load() != 200 || c.HeaderBytes.Load() != 6*28+48 {
+		t.Fatalf("totals: %d packets to peers, %d bytes back, %d header bytes; want 5, 200, %d",
+			c.ToPeerPackets.Load(), c.FromPeerBytes.Load(), c.HeaderBytes.Load(), 6*28+48)
+	}
+	k := &c.Kernel
+	if k.ToPeerPackets.Load() != 4 || k.ToPeerBytes.Load() != 400 || k.ToClientPackets.Load() != 2 || k.ToClientBytes.Load() != 200 {
+		t.Fatalf("kernel totals %d/%d to peers, %d/%d to clients; want 4/400, 2/200",
+			k.ToPeerPackets.Load(), k.ToPeerBytes.Load(), k.ToClientPackets.Load(), k.ToClientBytes.Load())
+	}
+}
+
+// TestSettleRunsTheFold: Settle runs what SetSettle gave it, and nothing
+// before that.
+func TestSettleRunsTheFold(t *testing.T) {
+	var c traffic.Counters
+	c.Settle()
+	n := 0
+	c.SetSettle(func() { n++ })
+	c.Settle()
+	if n != 1 {
+		t.Fatalf("fold ran %d times; want 1", n)
+	}
+}
