@@ -242,6 +242,9 @@ func (rl *Relay) kernelRoutes() []*kroute {
 // Settle folds what the kernel relayed into every route's tally (the
 // Counters' Settle, which New wires to it).
 func (rl *Relay) Settle() {
+	if rl.opts.Kernel == nil {
+		return
+	}
 	for _, k := range rl.kernelRoutes() {
 		k.foldAll()
 	}

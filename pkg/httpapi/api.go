@@ -30,6 +30,8 @@ type Options struct {
 	Warnings []string
 	// Admin serves /sessions and /sessions/disconnect; off without a TokenFile.
 	Admin Admin
+	// Offload is the kernel fast path in /status; the zero value is off.
+	Offload Offload
 }
 
 // API is the HTTP handler set.

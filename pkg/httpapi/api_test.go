@@ -325,3 +325,28 @@ func TestOverHTTP(t *testing.T) {
 		t.Errorf("/readyz while draining: %d %q", resp.StatusCode, body)
 	}
 }
+
+// TestStatusSettlesAndShowsTheKernelPath: /status folds the kernel's
+// counts in before it reads the totals, and says how the kernel path runs.
+func TestStatusSettlesAndShowsTheKernelPath(t *testing.T) {
+	c := &traffic.Counters{}
+	c.SetSettle(func() {
+		c.ToPeerPackets.Store(12)
+		c.Kernel.ToPeerPackets.Store(11)
+		c.Kernel.ToClientPackets.Store(4)
+	})
+	api := httpapi.New(httpapi.Options{Started: time.Now(), Traffic: c,
+		Offload: httpapi.Offload{Mode: "tc", Interfaces: []string{"t0", "t1"}}})
+	doc, raw := getStatus(t, api)
+	if doc.Traffic["to_peer_packets"] != 12 || doc.Traffic["kernel_to_peer_packets"] != 11 || doc.Traffic["kernel_to_client_packets"] != 4 {
+		t.Errorf("traffic %v; want to_peer_packets 12, kernel_to_peer_packets 11, kernel_to_client_packets 4", doc.Traffic)
+	}
+	var off httpapi.Offload
+	if err := json.Unmarshal(raw["offload"], &off); err != nil || off.Mode != "tc" || len(off.Interfaces) != 2 {
+		t.Errorf("offload %s (%v); want mode tc on t0, t1", raw["offload"], err)
+	}
+	_, raw = getStatus(t, newFixture(t).api)
+	if err := json.Unmarshal(raw["offload"], &off); err != nil || off.Mode != "off" || off.Interfaces == nil || len(off.Interfaces) != 0 {
+		t.Errorf("offload without the kernel path: %s; want mode off, no interfaces", raw["offload"])
+	}
+}

@@ -18,6 +18,7 @@ type Status struct {
 	Allocations   Allocations    `json:"allocations"`
 	Traffic       Traffic        `json:"traffic"`
 	Drain         *DrainProgress `json:"drain,omitempty"`
+	Offload       Offload        `json:"offload"`
 	// Warnings lists problems found at start that turnd runs with; empty
 	// when there are none.
 	Warnings []string `json:"warnings"`
@@ -43,6 +44,17 @@ type Traffic struct {
 	ToPeerBytes     uint64 `json:"to_peer_bytes"`
 	FromPeerPackets uint64 `json:"from_peer_packets"`
 	FromPeerBytes   uint64 `json:"from_peer_bytes"`
+	// The part of the above the kernel fast path relayed (relay.offload).
+	KernelToPeerPackets   uint64 `json:"kernel_to_peer_packets"`
+	KernelToClientPackets uint64 `json:"kernel_to_client_packets"`
+}
+
+// Offload is the kernel fast path as turnd started it.
+type Offload struct {
+	Mode       string   `json:"mode"` // off, tc
+	Interfaces []string `json:"interfaces"`
+	// Reason says why relay.offload auto runs in user space; empty otherwise.
+	Reason string `json:"reason,omitempty"`
 }
 
 // DrainProgress is present once a drain has started.
@@ -70,6 +82,13 @@ func (a *API) snapshot() Status {
 		UptimeSeconds: now.Sub(a.opts.Started).Seconds(),
 		Allocations:   Allocations{ByTransport: map[string]int{}},
 		Warnings:      append([]string{}, a.opts.Warnings...),
+		Offload:       a.opts.Offload,
+	}
+	if st.Offload.Mode == "" {
+		st.Offload.Mode = "off"
+	}
+	if st.Offload.Interfaces == nil {
+		st.Offload.Interfaces = []string{}
 	}
 	if a.opts.Allocations != nil {
 		for t, n := range a.opts.Allocations() {
@@ -87,9 +106,11 @@ func (a *API) snapshot() Status {
 			timeOrNil(e.Next), timeOrNil(e.Last)
 	}
 	if c := a.opts.Traffic; c != nil {
+		c.Settle()
 		st.Traffic = Traffic{
 			ToPeerPackets: c.ToPeerPackets.Load(), ToPeerBytes: c.ToPeerBytes.Load(),
 			FromPeerPackets: c.FromPeerPackets.Load(), FromPeerBytes: c.FromPeerBytes.Load(),
+			KernelToPeerPackets: c.Kernel.ToPeerPackets.Load(), KernelToClientPackets: c.Kernel.ToClientPackets.Load(),
 		}
 	}
 	if a.opts.Drain != nil {

@@ -430,3 +430,29 @@ func TestLint(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelTraffic: a scrape settles the counts kept in the kernel first,
+// then shows the kernel path's share by direction and its channels.
+func TestKernelTraffic(t *testing.T) {
+	_, reg, src := newMetrics(t)
+	src.traffic.SetSettle(func() {
+		src.traffic.Kernel.ToPeerPackets.Store(7)
+		src.traffic.Kernel.ToPeerBytes.Store(700)
+		src.traffic.Kernel.ToClientPackets.Store(6)
+		src.traffic.Kernel.ToClientBytes.Store(600)
+	})
+	src.traffic.KernelChannels.Store(2)
+	compare(t, reg, `
+# HELP turnd_kernel_relayed_packets_total Packets the kernel fast path relayed (relay.offload), by direction (to_peer, to_client); part of turnd_relayed_packets_total.
+# TYPE turnd_kernel_relayed_packets_total counter
+turnd_kernel_relayed_packets_total{direction="to_client"} 6
+turnd_kernel_relayed_packets_total{direction="to_peer"} 7
+# HELP turnd_kernel_relayed_bytes_total Payload bytes of turnd_kernel_relayed_packets_total, by direction.
+# TYPE turnd_kernel_relayed_bytes_total counter
+turnd_kernel_relayed_bytes_total{direction="to_client"} 600
+turnd_kernel_relayed_bytes_total{direction="to_peer"} 700
+# HELP turnd_kernel_offload_entries Channels the kernel fast path relays now.
+# TYPE turnd_kernel_offload_entries gauge
+turnd_kernel_offload_entries 2
+`, "turnd_kernel_relayed_packets_total", "turnd_kernel_relayed_bytes_total", "turnd_kernel_offload_entries")
+}

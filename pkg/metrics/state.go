@@ -15,6 +15,7 @@ type stateCollector struct {
 	allocs, coturnAllocs, draining, accepting, deadline *prometheus.Desc
 	relayed, relayedBytes, dropped, droppedBytes        *prometheus.Desc
 	peerRefused                                         *prometheus.Desc
+	kernel, kernelBytes, kernelChannels                 *prometheus.Desc
 	coturnPeerRcvp, coturnPeerRcvb                      *prometheus.Desc
 	coturnPeerSentp, coturnPeerSentb                    *prometheus.Desc
 }
@@ -41,6 +42,12 @@ func newStateCollector(src Sources) *stateCollector {
 		peerRefused: d("turnd_peer_connections_refused_total",
 			"Peer connections to RFC 6062 relay ports closed on accept, before the client is offered them, by reason (no_permission, forbidden_peer, pending_limit).",
 			"reason"),
+		kernel: d("turnd_kernel_relayed_packets_total",
+			"Packets the kernel fast path relayed (relay.offload), by direction (to_peer, to_client); part of turnd_relayed_packets_total.",
+			"direction"),
+		kernelBytes: d("turnd_kernel_relayed_bytes_total",
+			"Payload bytes of turnd_kernel_relayed_packets_total, by direction.", "direction"),
+		kernelChannels: d("turnd_kernel_offload_entries", "Channels the kernel fast path relays now."),
 		// coturn's peer-side totals, updated live here (coturn adds at session end).
 		coturnPeerRcvp:  d("turn_total_traffic_peer_rcvp", "Packets received from peers (coturn-compatible)."),
 		coturnPeerRcvb:  d("turn_total_traffic_peer_rcvb", "Bytes received from peers (coturn-compatible)."),
@@ -51,7 +58,7 @@ func newStateCollector(src Sources) *stateCollector {
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.allocs, c.coturnAllocs, c.draining, c.accepting, c.deadline,
-		c.relayed, c.relayedBytes, c.dropped, c.droppedBytes, c.peerRefused, c.coturnPeerRcvp, c.coturnPeerRcvb, c.coturnPeerSentp, c.coturnPeerSentb} {
+		c.relayed, c.relayedBytes, c.dropped, c.droppedBytes, c.peerRefused, c.kernel, c.kernelBytes, c.kernelChannels, c.coturnPeerRcvp, c.coturnPeerRcvb, c.coturnPeerSentp, c.coturnPeerSentb} {
 		ch <- d
 	}
 }
@@ -81,6 +88,12 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.deadline, dl)
 	}
 	if t := c.src.Traffic; t != nil {
+		t.Settle()
+		counter(c.kernel, t.Kernel.ToPeerPackets.Load(), "to_peer")
+		counter(c.kernel, t.Kernel.ToClientPackets.Load(), "to_client")
+		counter(c.kernelBytes, t.Kernel.ToPeerBytes.Load(), "to_peer")
+		counter(c.kernelBytes, t.Kernel.ToClientBytes.Load(), "to_client")
+		gauge(c.kernelChannels, float64(t.KernelChannels.Load()))
 		counter(c.relayed, t.ToPeerPackets.Load(), "to_peer")
 		counter(c.relayed, t.FromPeerPackets.Load(), "from_peer")
 		counter(c.relayedBytes, t.ToPeerBytes.Load(), "to_peer")

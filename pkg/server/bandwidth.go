@@ -161,17 +161,19 @@ type throughput struct {
 	bps   float64
 }
 
-// rate returns the estimate, given the byte total at now.
-func (t *throughput) rate(now time.Time, total uint64) float64 {
+// rate returns the estimate at now; total reads the byte total, only when
+// a sample is due (it may have to settle the kernel's counts).
+func (t *throughput) rate(now time.Time, total func() uint64) float64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.at.IsZero() {
-		t.at, t.bytes = now, total
+		t.at, t.bytes = now, total()
 		return 0
 	}
 	if el := now.Sub(t.at); el >= time.Second {
-		t.bps = float64(total-t.bytes) * 8 / el.Seconds()
-		t.at, t.bytes = now, total
+		n := total()
+		t.bps = float64(n-t.bytes) * 8 / el.Seconds()
+		t.at, t.bytes = now, n
 	}
 	return t.bps
 }
@@ -185,7 +187,10 @@ func (s *Server) overCapacity() bool {
 		return false
 	}
 	c := s.relay.Counters()
-	return s.load.rate(time.Now(), c.ToPeerBytes.Load()+c.FromPeerBytes.Load()+c.HeaderBytes.Load()) >= float64(limit)
+	return s.load.rate(time.Now(), func() uint64 {
+		c.Settle()
+		return c.ToPeerBytes.Load() + c.FromPeerBytes.Load() + c.HeaderBytes.Load()
+	}) >= float64(limit)
 }
 
 // allocRates pairs each allocation's Created with its Ended in whichever

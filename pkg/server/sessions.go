@@ -8,11 +8,15 @@ import (
 
 // Sessions returns the live allocations of user (every user if empty),
 // oldest first, each with its traffic so far.
-func (s *Server) Sessions(user string) []allocation.Info { return s.table.List(user) }
+func (s *Server) Sessions(user string) []allocation.Info {
+	s.relay.Settle()
+	return s.table.List(user)
+}
 
 // Usage returns the traffic so far of the allocation info describes: read
 // now while it lives, else as Sessions read it.
 func (s *Server) Usage(info allocation.Info) traffic.Usage {
+	s.relay.Settle()
 	if a, ok := s.table.Get(info.Tuple); ok && a.Created.Equal(info.Created) {
 		return a.Usage()
 	}

@@ -71,6 +71,7 @@ func atLeast(a, b traffic.Usage) traffic.Usage {
 // allocations' plus live ones'. nil when http.metrics_users is empty.
 // Each figure only grows from one call to the next.
 func (s *Server) UserTraffic() map[string]traffic.Usage {
+	s.relay.Settle()
 	return s.users.snapshot(func(each func(user string, u traffic.Usage)) {
 		for _, info := range s.table.List("") {
 			each(info.User, info.Usage)
