@@ -17,6 +17,7 @@ type chartCase struct {
 	// does not render it (existingSecret).
 	drainDelay, drainTimeout string
 	bindService              bool // NET_BIND_SERVICE expected
+	offload                  bool // the kernel fast path's BPF and NET_ADMIN, as UID 0, expected
 	check                    func(t *testing.T, r rendered)
 }
 
@@ -149,6 +150,17 @@ var chartCases = []chartCase{
 			!slices.Equal(host.Values, []string{"node-a", "node-b", "node-c.example.internal"}) {
 			t.Errorf("hostname expression = %+v", host)
 		}
+	}},
+	{values: "offload.values.yaml", offload: true, check: func(t *testing.T, r rendered) {
+		wantEqual(t, "relay.offload", onlyConfig(t, r).Relay.Offload, "tc")
+	}},
+	{values: "offload-auto-low-ports.values.yaml", offload: true, bindService: true, check: func(t *testing.T, r rendered) {
+		wantEqual(t, "relay.offload", onlyConfig(t, r).Relay.Offload, "auto")
+		wantList(t, "listen.tls", onlyConfig(t, r).Listen.TLS, "${TURND_NODE_IP}:443")
+	}},
+	{values: "offload-off.values.yaml", check: func(t *testing.T, r rendered) {
+		// A bare off reaches the chart as false and turnd as the word.
+		wantEqual(t, "relay.offload", onlyConfig(t, r).Relay.Offload, "off")
 	}},
 	{values: "nat-single.values.yaml", check: func(t *testing.T, r rendered) {
 		c := onlyConfig(t, r)

@@ -112,7 +112,11 @@ func checkHandoverSocket(t *testing.T, r rendered, socket, hostPath string) {
 		t.Fatalf("init containers = %d, want one that hands %s to the pod's user", len(pod.InitContainers), dir)
 	}
 	ic := pod.InitContainers[0]
+	// turnd's user: the container's own (UID 0 with offload), else the pod's.
 	uid := *pod.SecurityContext.RunAsUser
+	if sc := r.container(t).SecurityContext; sc != nil && sc.RunAsUser != nil {
+		uid = *sc.RunAsUser
+	}
 	want := []string{"chown", itoa(int32(uid)) + ":" + itoa(int32(*pod.SecurityContext.RunAsGroup)), dir}
 	if !slices.Equal(ic.Command, want) {
 		t.Errorf("init container command = %q, want %q", ic.Command, want)

@@ -186,13 +186,7 @@ func checkContainer(t *testing.T, tc chartCase, r rendered) {
 	if !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
 		t.Errorf("capabilities.drop = %v, want [ALL]", sc.Capabilities.Drop)
 	}
-	var wantAdd []corev1.Capability
-	if tc.bindService {
-		wantAdd = []corev1.Capability{"NET_BIND_SERVICE"}
-	}
-	if !slices.Equal(sc.Capabilities.Add, wantAdd) {
-		t.Errorf("capabilities.add = %v, want %v", sc.Capabilities.Add, wantAdd)
-	}
+	checkOffloadPrivileges(t, r, tc.offload, tc.bindService)
 }
 
 func checkPDBAndService(t *testing.T, r rendered) {

@@ -30,6 +30,7 @@ type turndConfig struct {
 	Relay struct {
 		Address         string `json:"address"`
 		ExternalAddress string `json:"external_address"`
+		Offload         string `json:"offload"`
 	} `json:"relay"`
 	Auth struct {
 		Users   map[string]string `json:"users"`

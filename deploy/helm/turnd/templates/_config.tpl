@@ -37,6 +37,10 @@ cannot change the file's structure.
 {{- end -}}
 {{- $_ = set $cfg "listen" $listen -}}
 {{- $relay := deepCopy ($cfg.relay | default dict) -}}
+{{- /* A bare off in the values is YAML 1.1's false; turnd wants the word. */ -}}
+{{- if eq (toString $relay.offload) "false" -}}
+{{- $_ = set $relay "offload" "off" -}}
+{{- end -}}
 {{- $_ = set $relay "address" (ternary (printf "%s,%s" $v.bindAddress $v.extraRelayAddress) $v.bindAddress (ne ($v.extraRelayAddress | default "") "")) -}}
 {{- if .externalIP -}}
 {{- $_ = set $relay "external_address" .externalIP -}}

@@ -67,3 +67,14 @@ nothing.
 {{- if lt (int $v.config.relay.min_port) 1024 -}}{{- $low = true -}}{{- end -}}
 {{- if $low -}}true{{- end -}}
 {{- end -}}
+
+{{/*
+Whether config.relay.offload turns on the kernel fast path (tc or auto): then
+the turnd container gets BPF and NET_ADMIN and runs as UID 0 (README "Kernel
+fast path"). false counts as off: Helm reads values as YAML 1.1, which makes
+a bare off a boolean. Prints "true" or nothing.
+*/}}
+{{- define "turnd.offload" -}}
+{{- $relay := .Values.config.relay | default dict -}}
+{{- if has (toString $relay.offload) (list "tc" "auto") -}}true{{- end -}}
+{{- end -}}

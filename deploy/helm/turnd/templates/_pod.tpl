@@ -7,6 +7,7 @@ comments at each "if $handover" say why).
 {{- define "turnd.podTemplate" -}}
 {{- $v := .Values -}}
 {{- $handover := and $v.handover $v.handover.enabled -}}
+{{- $offload := include "turnd.offload" . -}}
 {{- /* Probes name the port in drain mode; the hand-over mode declares no
        container ports (see "ports:" below), so it gives the number. */ -}}
 {{- $probePort := "http" -}}
@@ -104,7 +105,13 @@ comments at each "if $handover" say why).
         - name: handover-dir
           image: {{ $v.handover.initImage }}
           imagePullPolicy: {{ $v.image.pullPolicy }}
+          {{- if $offload }}
+          # With offload turnd runs as UID 0 (below) but without
+          # CAP_DAC_OVERRIDE, so the directory must be its own to write in.
+          command: [chown, "0:65532", /run/turnd]
+          {{- else }}
           command: [chown, "65532:65532", /run/turnd]
+          {{- end }}
           securityContext:
             runAsNonRoot: false
             runAsUser: 0
@@ -201,12 +208,26 @@ comments at each "if $handover" say why).
             allowPrivilegeEscalation: false
             readOnlyRootFilesystem: true
             privileged: false
+            {{- if $offload }}
+            # The kernel fast path (config.relay.offload) loads and attaches
+            # a tc program: BPF and NET_ADMIN. Linux gives a non-root process
+            # no added capability after exec unless its binary carries file
+            # capabilities, which the distroless image has none of, so turnd
+            # runs as UID 0, still with nothing but these capabilities, no
+            # privilege escalation and a read-only root.
+            runAsNonRoot: false
+            runAsUser: 0
+            capabilities:
+              drop: [ALL]
+              add: [BPF, NET_ADMIN{{ if include "turnd.needsBindService" . }}, NET_BIND_SERVICE{{ end }}]
+            {{- else }}
             runAsNonRoot: true
             capabilities:
               drop: [ALL]
               {{- if include "turnd.needsBindService" . }}
               add: [NET_BIND_SERVICE]
               {{- end }}
+            {{- end }}
           volumeMounts:
             {{- if $handover }}
             # The hand-over socket (handover.socket in turnd.yaml): the same
