@@ -117,10 +117,10 @@ func payload(n int) []byte {
 func TestRunRelays(t *testing.T) {
 	e := newRunEnv(t)
 	cases := []struct {
-		name                       string
+		name                        string
 		client, server, relay, peer netip.AddrPort
-		df                         bool
-		size                       int
+		df                          bool
+		size                        int
 	}{
 		{"v4", client4, server4, relay4, peer4, false, 100},
 		{"v4 df odd", client4, server4, relay4, peer4, true, 1001},
