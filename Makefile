@@ -70,5 +70,15 @@ soak: tools
 bench: build
 	./bench/run.sh $(BENCH_ARGS)
 
+# Regenerates internal/offload's BPF objects and Go bindings from its C source
+# (clang, llvm and libbpf-dev, from `make tools`); bpf-check fails when the
+# committed ones differ from what the source gives.
+.PHONY: bpf bpf-check
+bpf:
+	./scripts/bpf-generate.sh
+
+bpf-check:
+	./scripts/bpf-generate.sh --check
+
 clean:
 	rm -rf bin

@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/chromedp/chromedp v0.23.0
+	github.com/cilium/ebpf v0.22.0
 	github.com/oklog/run v1.2.0
 	github.com/pion/logging v0.2.4
 	github.com/pion/stun/v4 v4.0.1

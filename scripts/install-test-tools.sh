@@ -3,7 +3,9 @@
 # nothing that is already there, so running it twice is cheap:
 #   - Debian packages: coturn (turnutils_uclient/turnutils_peer for interop and
 #     load tests), iproute2 (network namespaces), systemd (systemd-analyze for
-#     the unit-file tests), chromium (the browser tests in test/e2e);
+#     the unit-file tests), chromium (the browser tests in test/e2e), clang,
+#     llvm and libbpf-dev (make bpf, for internal/offload's BPF program) and
+#     ethtool (internal/offload's checksum-offload tests);
 #   - Helm, built from source through the Go module proxy into bin/tools/ (a
 #     prebuilt Helm release cannot be downloaded on our machines).
 # Run as root on Debian. Set HELM_VERSION to override the pinned Helm.
@@ -20,11 +22,16 @@ declare -A want=(
 	[ip]=iproute2
 	[systemd-analyze]=systemd
 	[chromium]=chromium
+	[clang]=clang
+	[llvm-strip]=llvm
+	[ethtool]=ethtool
 )
 missing=()
 for cmd in "${!want[@]}"; do
 	command -v "$cmd" >/dev/null 2>&1 || missing+=("${want[$cmd]}")
 done
+# libbpf-dev provides headers, not a command.
+[[ -f /usr/include/bpf/bpf_helpers.h ]] || missing+=(libbpf-dev)
 if ((${#missing[@]} > 0)); then
 	if [[ $(id -u) -ne 0 ]]; then
 		echo "install-test-tools: need root to install: ${missing[*]}" >&2
