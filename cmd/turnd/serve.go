@@ -200,6 +200,7 @@ func (d *daemon) addHTTP(g *oklog.Group) {
 	hs := httpapi.NewServer(httpapi.New(httpapi.Options{
 		Version: version, Started: d.started, Allocations: d.table.ByTransport, Expiry: d.table.Expiry,
 		Traffic: d.totals, Drain: d.machine.Status, Gatherer: d.reg, Warnings: d.warnings,
+		Offload: offloadStatus(d.srv.Offload()),
 		Admin: httpapi.Admin{
 			TokenFile: d.cfg.HTTP.AdminTokenFile, Sessions: d.srv.Sessions, Usage: d.srv.Usage, Disconnect: d.srv.Disconnect,
 			Problem: func(err error) {
@@ -289,4 +290,9 @@ func addrStrings(as []net.Addr) []string {
 		out = append(out, a.String())
 	}
 	return out
+}
+
+// offloadStatus is the kernel path as /status shows it.
+func offloadStatus(o server.Offload) httpapi.Offload {
+	return httpapi.Offload{Mode: o.Mode, Interfaces: o.Interfaces, Reason: o.Reason}
 }

@@ -72,6 +72,7 @@ type Server struct {
 	turn   *turn.Handler
 	edge   *edge.Edge
 	relay  *relay.Relay
+	kernel kernelPath // relay.offload (offload.go)
 	now    func() time.Time
 
 	// sockets are the client-facing sockets, bound by the edge.
@@ -166,6 +167,12 @@ func New(opts Options) (*Server, error) {
 	ropts.Forbidden = s.forbidden
 	ropts.Panicked = func(v any) { s.recovered("relay downlink loop", v) }
 	ropts.PeerArrived = s.peerArrived
+	if err := s.openKernel(cfg.Relay); err != nil {
+		return nil, err
+	}
+	if s.kernel.path != nil {
+		ropts.Kernel, ropts.KernelFailed = s.kernel.path, s.kernelFailed
+	}
 	s.relay = relay.New(ropts)
 	var routes turn.Relays = s.relay.Routes()
 	if opts.relays != nil {
@@ -188,6 +195,7 @@ func New(opts Options) (*Server, error) {
 		}
 	} else if err := s.bind(cfg); err != nil {
 		s.relay.Close()
+		s.closeKernel()
 		return nil, err
 	}
 	for _, a := range append(append(s.UDPAddrs(), s.TCPAddrs()...), s.TLSAddrs()...) {
@@ -384,6 +392,7 @@ func (s *Server) Close() error {
 		// enough: no reader serves anymore.
 		s.table.EndWhere(func(*allocation.Allocation) bool { return true }, why)
 		s.relay.Close()
+		s.closeKernel()
 		s.stopClock()
 		_ = s.sockets.Close()
 		s.awaitLoops()
@@ -399,6 +408,7 @@ func (s *Server) abandon() {
 	s.table.StopAdmitting()
 	s.table.EndWhere(func(*allocation.Allocation) bool { return true }, allocation.EndMoved)
 	s.relay.Close()
+	s.closeKernel()
 	if s.sockets != nil {
 		_ = s.sockets.Close()
 	}
