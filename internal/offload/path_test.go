@@ -175,7 +175,7 @@ func ethtoolTX(t *testing.T, ns, dev string, on bool) {
 // family is one way an allocation relays: the client's family and the
 // peer's.
 type family struct {
-	name                       string
+	name                        string
 	client, server, relay, peer netip.Addr
 }
 
@@ -314,4 +314,3 @@ func passedOf(p *Path) map[string]uint64 {
 	}
 	return m
 }
-
