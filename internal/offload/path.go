@@ -37,7 +37,9 @@ type Path struct {
 // Open loads the program with tables sized by o and attaches it with tcx at
 // the ingress of each interface. It must run in the network namespace of
 // those interfaces (on a locked thread when that is not the process's).
-// When an attachment fails, what was attached is detached again.
+// When an attachment fails, what was attached is detached again. It needs
+// CAP_BPF and CAP_NET_ADMIN, and forwarding on lo (see ErrForwarding).
+// Traffic it relays skips the host's netfilter hooks, as all tc redirects do.
 func Open(o Options) (*Path, error) {
 	if err := checkForwarding(); err != nil {
 		return nil, err

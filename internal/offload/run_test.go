@@ -2,9 +2,9 @@ package offload
 
 import (
 	"bytes"
-	"encoding/binary"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -282,5 +282,7 @@ func TestRunPasses(t *testing.T) {
 	if ret != actRedirect {
 		t.Errorf("largest downlink returned %d, want redirect", ret)
 	}
-	_ = binary.BigEndian
+	if n, max := len(strings.Fields(passReasons)), e.path.objs.Passed.MaxEntries(); n != int(max) {
+		t.Errorf("%d pass reason names for %d counters", n, max)
+	}
 }

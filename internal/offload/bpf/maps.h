@@ -76,6 +76,7 @@ enum pass_reason {
 	PASS_FIB,
 	PASS_EGRESS,
 	PASS_NO_SLOT,
+	PASS_ENCAPSULATED,
 	DROP_ERROR, /* a helper failed after the packet was changed: dropped */
 	PASS_MAX,
 };

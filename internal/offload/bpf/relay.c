@@ -166,7 +166,7 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 }
 
 /* route fills the plan's fib result; it returns -1 when the datagram can
- * leave by an attached interface now, else the pass reason. The lookup is
+ * leave by an attached interface now and be rewritten, else the pass reason. The lookup is
  * made as for locally sent traffic (input interface lo, as the kernel's own
  * output route lookup does): the new source is one of this host's addresses
  * and the egress device is what the lookup is for, so it cannot be named as
@@ -200,6 +200,11 @@ static __always_inline int route(struct __sk_buff *skb, struct plan *pl)
 		return PASS_FIB;
 	if (!bpf_map_lookup_elem(&egress, &f->ifindex))
 		return PASS_EGRESS;
+	/* bpf_skb_change_tail refuses encapsulated skbs; asking for the
+	 * length the skb already has changes nothing and tells before the
+	 * first write rather than half-way through the rewrite. */
+	if (bpf_skb_change_tail(skb, skb->len, 0))
+		return PASS_ENCAPSULATED;
 	return -1;
 }
 
