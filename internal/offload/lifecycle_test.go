@@ -3,12 +3,14 @@ package offload
 import (
 	"errors"
 	"net"
+	"runtime"
 	"sync"
 	"testing"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/turnd/turnd/internal/imports"
+	"golang.org/x/sys/unix"
 )
 
 func TestImports(t *testing.T) {
@@ -199,4 +201,32 @@ func TestConcurrent(t *testing.T) {
 	wg.Go(func() { e.path.Close() })
 	wg.Go(func() { _, _ = e.path.Passed() })
 	wg.Wait()
+}
+
+// TestSupportedWithoutPrivilege drops the capabilities on one locked thread
+// (capabilities are per thread, and Go starts new threads from a clean one
+// while a thread is locked) and wants Supported to name them.
+func TestSupportedWithoutPrivilege(t *testing.T) {
+	requireRoot(t)
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with its lost capabilities
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &data[0]); err != nil {
+			errc <- err
+			return
+		}
+		for _, c := range []uint{unix.CAP_BPF, unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN} {
+			data[c/32].Effective &^= 1 << (c % 32)
+		}
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			errc <- err
+			return
+		}
+		errc <- Supported()
+	}()
+	if err := <-errc; !errors.Is(err, ErrPrivilege) || !errors.Is(err, ErrUnsupported) {
+		t.Errorf("Supported without CAP_BPF and CAP_NET_ADMIN: %v, want ErrPrivilege", err)
+	}
 }
