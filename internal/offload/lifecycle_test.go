@@ -22,9 +22,9 @@ func TestImports(t *testing.T) {
 // TestSlots: fresh slots first, then freed ones oldest first, none when all
 // are in use, and a reused slot reads zero although it counted before.
 func TestSlots(t *testing.T) {
-	e := newRunEnv(t) // MaxSlots 8
+	e := newRunEnv(t) // MaxSlots 16
 	var got []uint32
-	for range 8 {
+	for range 16 {
 		s, err := e.path.NewSlot()
 		if err != nil {
 			t.Fatal(err)
@@ -32,11 +32,11 @@ func TestSlots(t *testing.T) {
 		got = append(got, s)
 	}
 	if _, err := e.path.NewSlot(); !errors.Is(err, ErrNoSlot) {
-		t.Fatalf("ninth slot: %v, want ErrNoSlot", err)
+		t.Fatalf("seventeenth slot: %v, want ErrNoSlot", err)
 	}
 	for i, s := range got {
 		if s != uint32(i) {
-			t.Fatalf("fresh slots %v, want 0..7", got)
+			t.Fatalf("fresh slots %v, want 0..15", got)
 		}
 	}
 	// Slot 5 counts one datagram, then goes back after slot 2.

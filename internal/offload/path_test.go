@@ -38,7 +38,7 @@ func newTopo(t *testing.T) topo {
 	side := func(ns, dev, v4, v6, gw4, gw6 string) {
 		nsRun(t, ns, "ip", "addr", "add", v4, "dev", dev)
 		nsRun(t, ns, "ip", "addr", "add", v6, "dev", dev, "nodad")
-		nsRun(t, ns, "ip", "link", "set", dev, "up")
+		nsRun(t, ns, "ip", "link", "set", dev, "mtu", "9500", "up")
 		if gw4 != "" {
 			nsRun(t, ns, "ip", "route", "add", "default", "via", gw4)
 			nsRun(t, ns, "ip", "-6", "route", "add", "default", "via", gw6)
@@ -103,7 +103,7 @@ func local(c *net.UDPConn) netip.AddrPort {
 
 // recv reads one datagram within a second.
 func recv(c *net.UDPConn) ([]byte, netip.AddrPort, error) {
-	buf := make([]byte, 2048)
+	buf := make([]byte, 10000)
 	c.SetReadDeadline(time.Now().Add(time.Second))
 	n, from, err := c.ReadFromUDPAddrPort(buf)
 	return buf[:n], netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), err
@@ -186,8 +186,12 @@ var families = []family{
 	{"v6 client v4 peer", client6.Addr(), server6.Addr(), relay4.Addr(), peer4.Addr()},
 }
 
-// sizes are the payloads sent each way: empty, odd, and near the MTU.
-var sizes = []int{0, 1, 99, 1001, 1400}
+// sizes are the payloads sent each way: empty, odd, near a common MTU, and
+// jumbo (the veths' MTU is 9500), which takes every chunk of the move.
+var sizes = []int{0, 1, 99, 1001, 1400, 9000}
+
+// tooLarge is beyond what the program moves (MAX_PAYLOAD in bpf/maps.h).
+const tooLarge = 9217
 
 // TestPathRelays sends ChannelData through the namespaces with the program
 // on t0 and t1, for each family pairing and each combination of checksum
@@ -275,6 +279,15 @@ func relayPath(t *testing.T, tp topo, p *Path, fam family, ch uint16) {
 	quiet(t, relay)
 	if c, p := csumErrors(t, tp.client), csumErrors(t, tp.peer); c != errsClient || p != errsPeer {
 		t.Errorf("UDP checksum errors: client %d -> %d, peer %d -> %d", errsClient, c, errsPeer, p)
+	}
+
+	// A frame too large to move in the kernel goes up as it came.
+	big := channelData(ch, payload(tooLarge), 0, 0)
+	if _, err := client.WriteToUDPAddrPort(big, e.Server); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := recv(server); err != nil || !bytes.Equal(got, big) {
+		t.Errorf("server socket got %d bytes (%v), want the %d-byte frame", len(got), err, len(big))
 	}
 
 	// After Delete the same datagrams reach the user-space sockets as sent.
