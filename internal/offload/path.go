@@ -53,7 +53,7 @@ func Open(o Options) (*Path, error) {
 		return nil, fmt.Errorf("count possible CPUs: %w", err)
 	}
 	p := &Path{ncpu: ncpu, maxSlots: uint32(orDefault(o.MaxSlots))}
-	if err := load(&p.objs, orDefault(o.MaxEntries), int(p.maxSlots)); err != nil {
+	if err := load(&p.objs, orDefault(o.MaxEntries), int(p.maxSlots), len(ifs)); err != nil {
 		return nil, err
 	}
 	for _, ifc := range ifs {
@@ -89,7 +89,7 @@ func orDefault(n int) int {
 }
 
 // load loads the collection with the given table sizes into objs.
-func load(objs *relayObjects, entries, slots int) error {
+func load(objs *relayObjects, entries, slots, ifaces int) error {
 	spec, err := loadRelay()
 	if err != nil {
 		return fmt.Errorf("read relay program: %w", err)
@@ -97,6 +97,7 @@ func load(objs *relayObjects, entries, slots int) error {
 	spec.Maps[relayMapUplink].MaxEntries = uint32(entries)
 	spec.Maps[relayMapDownlink].MaxEntries = uint32(entries)
 	spec.Maps[relayMapSlots].MaxEntries = uint32(slots)
+	spec.Maps[relayMapEgress].MaxEntries = uint32(max(ifaces, 1))
 	if err := spec.LoadAndAssign(objs, nil); err != nil {
 		var ve *ebpf.VerifierError
 		switch {

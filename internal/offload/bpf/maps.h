@@ -114,7 +114,7 @@ struct {
  * Ethernet, so the L2 header the program writes is right for them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
+	__uint(max_entries, 256); /* one per attached interface at load time */
 	__type(key, __u32);
 	__type(value, __u8);
 } egress SEC(".maps");
