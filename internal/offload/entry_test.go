@@ -40,11 +40,11 @@ func TestEntryLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	if k.up.Client != client4.Addr().As16() || k.up.Client[10] != 0xff || k.up.ClientPort != [2]uint8{0x13, 0x88} ||
-		k.up.Channel != [2]uint8{0x4a, 0xbc} || k.downVa.Channel != k.up.Channel {
+		k.up.Channel != [2]uint8{0x4a, 0xbc} || k.downVal.Channel != k.up.Channel {
 		t.Errorf("uplink key %+v", k.up)
 	}
-	if k.upVal.Flags != flagV6 || k.upVal.Slot != 3 || k.downVa.Flags != 0 || k.downVa.Slot != 3 {
-		t.Errorf("flags up %d down %d, slots %d %d", k.upVal.Flags, k.downVa.Flags, k.upVal.Slot, k.downVa.Slot)
+	if k.upVal.Flags != flagV6 || k.upVal.Slot != 3 || k.downVal.Flags != 0 || k.downVal.Slot != 3 {
+		t.Errorf("flags up %d down %d, slots %d %d", k.upVal.Flags, k.downVal.Flags, k.upVal.Slot, k.downVal.Slot)
 	}
 	if k.down.Peer != peer6.Addr().As16() || k.down.RelayPort != [2]uint8{0xc3, 0x50} {
 		t.Errorf("downlink key %+v", k.down)

@@ -154,7 +154,7 @@ func (p *Path) Put(e Entry) error {
 	if p.closed {
 		return ErrClosed
 	}
-	if err := p.objs.Downlink.Put(&k.down, &k.downVa); err != nil {
+	if err := p.objs.Downlink.Put(&k.down, &k.downVal); err != nil {
 		return fmt.Errorf("install downlink entry: %w", err)
 	}
 	if err := p.objs.Uplink.Put(&k.up, &k.upVal); err != nil {
