@@ -2,6 +2,7 @@ package offload
 
 import (
 	"bytes"
+	"encoding/binary"
 	"net"
 	"net/netip"
 	"strconv"
@@ -201,6 +202,60 @@ func TestRunZeroChecksum(t *testing.T) {
 	}
 	in = datagram{src: client4, dst: server4, payload: channelData(0x4002, payload(40), 0, 0), zeroCsum: true}.bytes()
 	e.expectPass(t, in, "no_checksum")
+}
+
+// TestRunEthernetPadding: a short frame padded to Ethernet's 60 bytes is
+// relayed without its padding, whichever way its length changes (the
+// downlink case grows into exactly the padded length).
+func TestRunEthernetPadding(t *testing.T) {
+	e := newRunEnv(t)
+	e.put(t, Entry{Client: client4, Server: server4, Relay: relay4, Peer: peer4, Channel: 0x4001})
+	for _, c := range []struct {
+		name string
+		in   datagram
+		want []byte
+	}{
+		{"uplink", datagram{src: client4, dst: server4, payload: channelData(0x4001, payload(2), 0, 0), l2pad: 12}, payload(2)},
+		{"downlink", datagram{src: peer4, dst: relay4, payload: payload(14), l2pad: 4}, channelData(0x4001, payload(14), 0, 0)},
+	} {
+		in := c.in.bytes()
+		if len(in) != 60 {
+			t.Fatalf("%s: test frame is %d bytes, want 60", c.name, len(in))
+		}
+		ret, out := e.run(t, in)
+		if ret != actRedirect {
+			t.Fatalf("%s returned %d", c.name, ret)
+		}
+		if f, err := parseFrame(out); err != nil || !bytes.Equal(f.payload, c.want) {
+			t.Errorf("%s: %v, payload %x want %x", c.name, err, f.payload, c.want)
+		}
+	}
+}
+
+// TestRunGSO: a GSO skb (gso_size set, as the test run allows in its
+// context) goes up unchanged.
+func TestRunGSO(t *testing.T) {
+	e := newRunEnv(t)
+	e.put(t, Entry{Client: client4, Server: server4, Relay: relay4, Peer: peer4, Channel: 0x4001})
+	in := datagram{src: client4, dst: server4, payload: channelData(0x4001, payload(100), 0, 0)}.bytes()
+	var ctx [192]byte                            // struct __sk_buff
+	binary.NativeEndian.PutUint32(ctx[176:], 50) // gso_size
+	binary.NativeEndian.PutUint32(ctx[164:], 2)  // gso_segs
+	before := e.passed(t)["gso"]
+	out := make([]byte, len(in)+64)
+	var ret uint32
+	if err := inNS(e.ns, func() error {
+		opts := ebpf.RunOptions{Data: in, DataOut: out, Context: ctx}
+		var err error
+		ret, err = e.path.objs.Relay.Run(&opts)
+		out = opts.DataOut
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ret != actOK || !bytes.Equal(out, in) || e.passed(t)["gso"] != before+1 {
+		t.Errorf("returned %d, unchanged %v, gso passes %d -> %d", ret, bytes.Equal(out, in), before, e.passed(t)["gso"])
+	}
 }
 
 func (e *runEnv) passed(t *testing.T) map[string]uint64 {

@@ -46,7 +46,7 @@ static __always_inline int drop(void)
  * output route lookup does): the new source is one of this host's addresses
  * and the egress device is what the lookup is for, so it cannot be named as
  * BPF_FIB_LOOKUP_OUTPUT would need. */
-static __always_inline int route(struct __sk_buff *skb, struct plan *pl)
+static __always_inline int route(struct __sk_buff *skb, struct plan *pl, __u32 frame_len)
 {
 	struct bpf_fib_lookup *f = &pl->fib;
 	__u32 iph = pl->out_v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
@@ -75,10 +75,13 @@ static __always_inline int route(struct __sk_buff *skb, struct plan *pl)
 		return PASS_FIB;
 	if (!bpf_map_lookup_elem(&egress, &f->ifindex))
 		return PASS_EGRESS;
-	/* bpf_skb_change_tail refuses encapsulated skbs; asking for the
-	 * length the skb already has changes nothing and tells before the
-	 * first write rather than half-way through the rewrite. */
-	if (bpf_skb_change_tail(skb, skb->len, 0))
+	/* bpf_skb_change_tail refuses encapsulated skbs: ask now, not
+	 * half-way through the rewrite. Trimming to the datagram's own
+	 * length drops only Ethernet padding, which user space never sees,
+	 * and makes the rewrite's own resize always change the length, which
+	 * is what turns a CHECKSUM_COMPLETE skb into CHECKSUM_NONE (its
+	 * skb->csum would not survive the payload move). */
+	if (bpf_skb_change_tail(skb, frame_len, 0))
 		return PASS_ENCAPSULATED;
 	return -1;
 }
@@ -109,7 +112,7 @@ static __always_inline int to_peer(struct __sk_buff *skb, struct pkt *p, struct 
 	__builtin_memcpy(pl.sport, v->relay_port, 2);
 	__builtin_memcpy(pl.dport, v->peer_port, 2);
 	pl.paylen = flen;
-	r = route(skb, &pl);
+	r = route(skb, &pl, ETH_HLEN + p->iph_len + p->udp_len);
 	if (r >= 0)
 		return pass(r);
 
@@ -153,7 +156,7 @@ static __always_inline int to_client(struct __sk_buff *skb, struct pkt *p, struc
 	__builtin_memcpy(pl.sport, v->server_port, 2);
 	__builtin_memcpy(pl.dport, v->client_port, 2);
 	pl.paylen = plen + 4;
-	r = route(skb, &pl);
+	r = route(skb, &pl, ETH_HLEN + p->iph_len + p->udp_len);
 	if (r >= 0)
 		return pass(r);
 
