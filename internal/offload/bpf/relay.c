@@ -40,12 +40,13 @@ static __always_inline int drop(void)
 		*n += 1;
 	return TC_ACT_SHOT;
 }
+
 /* route fills the plan's fib result; it returns -1 when the datagram can
- * leave by an attached interface now and be rewritten, else the pass reason. The lookup is
- * made as for locally sent traffic (input interface lo, as the kernel's own
- * output route lookup does): the new source is one of this host's addresses
- * and the egress device is what the lookup is for, so it cannot be named as
- * BPF_FIB_LOOKUP_OUTPUT would need. */
+ * leave by an attached interface now and be rewritten, else the pass
+ * reason. The lookup is made as for locally sent traffic (input interface
+ * lo, as the kernel's own output route lookup does): the new source is one
+ * of this host's addresses, and the egress device is what the lookup is
+ * for, so it cannot be named as BPF_FIB_LOOKUP_OUTPUT would need. */
 static __always_inline int route(struct __sk_buff *skb, struct plan *pl, __u32 frame_len)
 {
 	struct bpf_fib_lookup *f = &pl->fib;
@@ -85,6 +86,7 @@ static __always_inline int route(struct __sk_buff *skb, struct plan *pl, __u32 f
 		return PASS_ENCAPSULATED;
 	return -1;
 }
+
 /* Client -> peer: strip the ChannelData header. */
 static __always_inline int to_peer(struct __sk_buff *skb, struct pkt *p, struct up_val *v)
 {
@@ -168,7 +170,7 @@ static __always_inline int to_client(struct __sk_buff *skb, struct pkt *p, struc
 		return drop();
 	if (move_up(skb, ETH_HLEN + oiph + sizeof(struct udphdr), plen))
 		return drop();
-	__u8 hdr[4] = {v->channel[0], v->channel[1], plen >> 8, plen & 0xff};
+	__u8 hdr[4] = {v->channel[0], v->channel[1], plen >> 8, plen & 0xff}; /* RFC 8656 12.4 */
 
 	__builtin_memcpy(&chd, hdr, 4);
 	if (bpf_skb_store_bytes(skb, ETH_HLEN + oiph + sizeof(struct udphdr), &chd, 4, 0))
