@@ -140,7 +140,10 @@ static __always_inline __u32 bounded(__u32 n)
 
 /* The payload moves by 4 bytes and the headers stay where they are, so a
  * CHECKSUM_PARTIAL skb's csum_start still points at the UDP header (the
- * kernel's adjust_room moves the headers and leaves csum_start behind). */
+ * kernel's adjust_room moves the headers and leaves csum_start behind).
+ * move_down moves len bytes at offset at 4 bytes towards the head, first
+ * chunk first, and move_up towards the tail, last chunk first, so each
+ * byte is read before it is overwritten. */
 static __always_inline int move_down(struct __sk_buff *skb, __u32 at, __u32 len)
 {
 	__u32 key = 0;
