@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bpf-generate.sh regenerates internal/offload's BPF objects and their Go
-# bindings (relay_bpfel/bpfeb .o and .go) from bpf/relay.c with bpf2go, which
+# bindings (relay_bpfel/bpfeb .o and .go) from bpf/relay.c and its headers with bpf2go, which
 # needs clang, llvm-strip and libbpf-dev's headers (scripts/install-test-tools.sh).
 #   --check  regenerate into a temporary copy at another path instead and fail,
 #            listing the files, when the result differs from what is committed

@@ -23,10 +23,10 @@ const (
 
 // keys is an entry as the two maps hold it.
 type keys struct {
-	up     relayUpKey
-	upVal  relayUpVal
-	down   relayDownKey
-	downVa relayDownVal
+	up      relayUpKey
+	upVal   relayUpVal
+	down    relayDownKey
+	downVal relayDownVal
 }
 
 func port(p uint16) (b [2]uint8) {
@@ -76,10 +76,10 @@ func (e Entry) encode(maxSlots uint32) (keys, error) {
 	}
 	k.down = relayDownKey{Peer: peer, Relay: relay,
 		PeerPort: port(e.Peer.Port()), RelayPort: port(e.Relay.Port())}
-	k.downVa = relayDownVal{Server: server, Client: client,
+	k.downVal = relayDownVal{Server: server, Client: client,
 		ServerPort: port(e.Server.Port()), ClientPort: port(e.Client.Port()), Channel: channel, Slot: e.Slot}
 	if e.Client.Addr().Unmap().Is6() {
-		k.downVa.Flags |= flagV6
+		k.downVal.Flags |= flagV6
 	}
 	return k, nil
 }

@@ -17,6 +17,7 @@ type datagram struct {
 	extHeader   bool   // IPv6 destination options header before UDP
 	zeroCsum    bool   // IPv4 UDP without a checksum
 	udpLenDelta int    // added to the UDP length field
+	l2pad       int    // zero bytes after the IP datagram, as short Ethernet frames carry
 }
 
 var (
@@ -91,7 +92,7 @@ func (d datagram) bytes() []byte {
 		binary.BigEndian.PutUint16(ip[10:], fold(sum16(ip, 0)))
 		b = binary.BigEndian.AppendUint16(b, 0x0800)
 		b = append(b, ip...)
-		return append(b, udp...)
+		return append(append(b, udp...), make([]byte, d.l2pad)...)
 	}
 	ip := make([]byte, 40)
 	ip[0] = 0x60
@@ -108,7 +109,7 @@ func (d datagram) bytes() []byte {
 	b = binary.BigEndian.AppendUint16(b, 0x86dd)
 	b = append(b, ip...)
 	b = append(b, ext...)
-	return append(b, udp...)
+	return append(append(b, udp...), make([]byte, d.l2pad)...)
 }
 
 // frame is a parsed Ethernet frame the program sent, checked for lengths

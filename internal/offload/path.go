@@ -37,7 +37,9 @@ type Path struct {
 // Open loads the program with tables sized by o and attaches it with tcx at
 // the ingress of each interface. It must run in the network namespace of
 // those interfaces (on a locked thread when that is not the process's).
-// When an attachment fails, what was attached is detached again.
+// When an attachment fails, what was attached is detached again. It needs
+// CAP_BPF and CAP_NET_ADMIN, and forwarding on lo (see ErrForwarding).
+// Traffic it relays skips the host's netfilter hooks, as all tc redirects do.
 func Open(o Options) (*Path, error) {
 	if err := checkForwarding(); err != nil {
 		return nil, err
@@ -51,7 +53,7 @@ func Open(o Options) (*Path, error) {
 		return nil, fmt.Errorf("count possible CPUs: %w", err)
 	}
 	p := &Path{ncpu: ncpu, maxSlots: uint32(orDefault(o.MaxSlots))}
-	if err := load(&p.objs, orDefault(o.MaxEntries), int(p.maxSlots)); err != nil {
+	if err := load(&p.objs, orDefault(o.MaxEntries), int(p.maxSlots), len(ifs)); err != nil {
 		return nil, err
 	}
 	for _, ifc := range ifs {
@@ -87,7 +89,7 @@ func orDefault(n int) int {
 }
 
 // load loads the collection with the given table sizes into objs.
-func load(objs *relayObjects, entries, slots int) error {
+func load(objs *relayObjects, entries, slots, ifaces int) error {
 	spec, err := loadRelay()
 	if err != nil {
 		return fmt.Errorf("read relay program: %w", err)
@@ -95,6 +97,7 @@ func load(objs *relayObjects, entries, slots int) error {
 	spec.Maps[relayMapUplink].MaxEntries = uint32(entries)
 	spec.Maps[relayMapDownlink].MaxEntries = uint32(entries)
 	spec.Maps[relayMapSlots].MaxEntries = uint32(slots)
+	spec.Maps[relayMapEgress].MaxEntries = uint32(max(ifaces, 1))
 	if err := spec.LoadAndAssign(objs, nil); err != nil {
 		var ve *ebpf.VerifierError
 		switch {
@@ -151,7 +154,7 @@ func (p *Path) Put(e Entry) error {
 	if p.closed {
 		return ErrClosed
 	}
-	if err := p.objs.Downlink.Put(&k.down, &k.downVa); err != nil {
+	if err := p.objs.Downlink.Put(&k.down, &k.downVal); err != nil {
 		return fmt.Errorf("install downlink entry: %w", err)
 	}
 	if err := p.objs.Uplink.Put(&k.up, &k.upVal); err != nil {

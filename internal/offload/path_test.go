@@ -21,7 +21,8 @@ import (
 //	peer   p0 198.18.2.2, 2001:db8:2::2 -- t1 198.18.2.1, 2001:db8:2::1 turnd
 //
 // with static neighbours in turnd's namespace, so the program never meets a
-// neighbour still unresolved.
+// neighbour still unresolved. Forwarding stays off on t0 and t1 (newNS turns
+// it on for lo only): the kernel path must not need a host that routes.
 type topo struct {
 	client, turnd, peer string
 }
@@ -38,7 +39,7 @@ func newTopo(t *testing.T) topo {
 	side := func(ns, dev, v4, v6, gw4, gw6 string) {
 		nsRun(t, ns, "ip", "addr", "add", v4, "dev", dev)
 		nsRun(t, ns, "ip", "addr", "add", v6, "dev", dev, "nodad")
-		nsRun(t, ns, "ip", "link", "set", dev, "up")
+		nsRun(t, ns, "ip", "link", "set", dev, "mtu", "9500", "up")
 		if gw4 != "" {
 			nsRun(t, ns, "ip", "route", "add", "default", "via", gw4)
 			nsRun(t, ns, "ip", "-6", "route", "add", "default", "via", gw6)
@@ -103,7 +104,7 @@ func local(c *net.UDPConn) netip.AddrPort {
 
 // recv reads one datagram within a second.
 func recv(c *net.UDPConn) ([]byte, netip.AddrPort, error) {
-	buf := make([]byte, 2048)
+	buf := make([]byte, 10000)
 	c.SetReadDeadline(time.Now().Add(time.Second))
 	n, from, err := c.ReadFromUDPAddrPort(buf)
 	return buf[:n], netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), err
@@ -175,7 +176,7 @@ func ethtoolTX(t *testing.T, ns, dev string, on bool) {
 // family is one way an allocation relays: the client's family and the
 // peer's.
 type family struct {
-	name                       string
+	name                        string
 	client, server, relay, peer netip.Addr
 }
 
@@ -186,8 +187,12 @@ var families = []family{
 	{"v6 client v4 peer", client6.Addr(), server6.Addr(), relay4.Addr(), peer4.Addr()},
 }
 
-// sizes are the payloads sent each way: empty, odd, and near the MTU.
-var sizes = []int{0, 1, 99, 1001, 1400}
+// sizes are the payloads sent each way: empty, odd, near a common MTU, and
+// jumbo (the veths' MTU is 9500), which takes every chunk of the move.
+var sizes = []int{0, 1, 99, 1001, 1400, 9000}
+
+// tooLarge is beyond what the program moves (MAX_PAYLOAD in bpf/maps.h).
+const tooLarge = 9217
 
 // TestPathRelays sends ChannelData through the namespaces with the program
 // on t0 and t1, for each family pairing and each combination of checksum
@@ -277,6 +282,15 @@ func relayPath(t *testing.T, tp topo, p *Path, fam family, ch uint16) {
 		t.Errorf("UDP checksum errors: client %d -> %d, peer %d -> %d", errsClient, c, errsPeer, p)
 	}
 
+	// A frame too large to move in the kernel goes up as it came.
+	big := channelData(ch, payload(tooLarge), 0, 0)
+	if _, err := client.WriteToUDPAddrPort(big, e.Server); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := recv(server); err != nil || !bytes.Equal(got, big) {
+		t.Errorf("server socket got %d bytes (%v), want the %d-byte frame", len(got), err, len(big))
+	}
+
 	// After Delete the same datagrams reach the user-space sockets as sent.
 	if err := p.Delete(e); err != nil {
 		t.Fatal(err)
@@ -314,4 +328,3 @@ func passedOf(p *Path) map[string]uint64 {
 	}
 	return m
 }
-

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"net"
 	"net/netip"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -24,6 +26,8 @@ var (
 	server6 = netip.MustParseAddrPort("[2001:db8:1::1]:3478")
 	relay6  = netip.MustParseAddrPort("[2001:db8:2::1]:50000")
 	peer6   = netip.MustParseAddrPort("[2001:db8:2::2]:6000")
+
+	runMTU = 3500
 
 	clientMAC = [6]byte{0x02, 0, 0, 0, 1, 2}
 	peerMAC   = [6]byte{0x02, 0, 0, 0, 2, 2}
@@ -47,7 +51,9 @@ func newRunEnv(t *testing.T) *runEnv {
 	for _, a := range []string{"198.18.1.1/24", "198.18.2.1/24", "2001:db8:1::1/64", "2001:db8:2::1/64"} {
 		nsRun(t, e.ns, "ip", "addr", "add", a, "dev", "ofa", "nodad")
 	}
-	nsRun(t, e.ns, "ip", "link", "set", "ofa", "up")
+	// BPF_PROG_TEST_RUN takes frames up to about a page: an MTU below
+	// that lets the tables reach it from both sides.
+	nsRun(t, e.ns, "ip", "link", "set", "ofa", "mtu", strconv.Itoa(runMTU), "up")
 	nsRun(t, e.ns, "ip", "link", "set", "ofb", "up")
 	for _, n := range []struct {
 		addr netip.AddrPort
@@ -62,7 +68,7 @@ func newRunEnv(t *testing.T) *runEnv {
 			return err
 		}
 		copy(e.ifMAC[:], ifc.HardwareAddr)
-		e.path, err = Open(Options{Interfaces: []string{"ofa"}, MaxEntries: 64, MaxSlots: 8})
+		e.path, err = Open(Options{Interfaces: []string{"ofa"}, MaxEntries: 64, MaxSlots: 16})
 		return err
 	})
 	if err != nil {
@@ -125,7 +131,8 @@ func TestRunRelays(t *testing.T) {
 		{"v4", client4, server4, relay4, peer4, false, 100},
 		{"v4 df odd", client4, server4, relay4, peer4, true, 1001},
 		{"v4 empty", client4, server4, relay4, peer4, false, 0},
-		{"v4 large", client4, server4, relay4, peer4, false, 1468},
+		{"v4 large", client4, server4, relay4, peer4, false, runMTU - 32},
+		{"v6 large", client6, server6, relay6, peer6, false, runMTU - 52},
 		{"v6", client6, server6, relay6, peer6, false, 1200},
 		{"v6 odd", client6, server6, relay6, peer6, false, 3},
 		{"v4 client v6 peer", client4, server4, relay6, peer6, true, 517},
@@ -195,6 +202,60 @@ func TestRunZeroChecksum(t *testing.T) {
 	}
 	in = datagram{src: client4, dst: server4, payload: channelData(0x4002, payload(40), 0, 0), zeroCsum: true}.bytes()
 	e.expectPass(t, in, "no_checksum")
+}
+
+// TestRunEthernetPadding: a short frame padded to Ethernet's 60 bytes is
+// relayed without its padding, whichever way its length changes (the
+// downlink case grows into exactly the padded length).
+func TestRunEthernetPadding(t *testing.T) {
+	e := newRunEnv(t)
+	e.put(t, Entry{Client: client4, Server: server4, Relay: relay4, Peer: peer4, Channel: 0x4001})
+	for _, c := range []struct {
+		name string
+		in   datagram
+		want []byte
+	}{
+		{"uplink", datagram{src: client4, dst: server4, payload: channelData(0x4001, payload(2), 0, 0), l2pad: 12}, payload(2)},
+		{"downlink", datagram{src: peer4, dst: relay4, payload: payload(14), l2pad: 4}, channelData(0x4001, payload(14), 0, 0)},
+	} {
+		in := c.in.bytes()
+		if len(in) != 60 {
+			t.Fatalf("%s: test frame is %d bytes, want 60", c.name, len(in))
+		}
+		ret, out := e.run(t, in)
+		if ret != actRedirect {
+			t.Fatalf("%s returned %d", c.name, ret)
+		}
+		if f, err := parseFrame(out); err != nil || !bytes.Equal(f.payload, c.want) {
+			t.Errorf("%s: %v, payload %x want %x", c.name, err, f.payload, c.want)
+		}
+	}
+}
+
+// TestRunGSO: a GSO skb (gso_size set, as the test run allows in its
+// context) goes up unchanged.
+func TestRunGSO(t *testing.T) {
+	e := newRunEnv(t)
+	e.put(t, Entry{Client: client4, Server: server4, Relay: relay4, Peer: peer4, Channel: 0x4001})
+	in := datagram{src: client4, dst: server4, payload: channelData(0x4001, payload(100), 0, 0)}.bytes()
+	var ctx [192]byte                            // struct __sk_buff
+	binary.NativeEndian.PutUint32(ctx[176:], 50) // gso_size
+	binary.NativeEndian.PutUint32(ctx[164:], 2)  // gso_segs
+	before := e.passed(t)["gso"]
+	out := make([]byte, len(in)+64)
+	var ret uint32
+	if err := inNS(e.ns, func() error {
+		opts := ebpf.RunOptions{Data: in, DataOut: out, Context: ctx}
+		var err error
+		ret, err = e.path.objs.Relay.Run(&opts)
+		out = opts.DataOut
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ret != actOK || !bytes.Equal(out, in) || e.passed(t)["gso"] != before+1 {
+		t.Errorf("returned %d, unchanged %v, gso passes %d -> %d", ret, bytes.Equal(out, in), before, e.passed(t)["gso"])
+	}
 }
 
 func (e *runEnv) passed(t *testing.T) map[string]uint64 {
@@ -267,8 +328,8 @@ func TestRunPasses(t *testing.T) {
 		{"hop limit 1", datagram{src: client6, dst: server6, payload: cd, ttl: 1}.bytes(), "ttl"},
 		{"ipv6 extension header", datagram{src: client6, dst: server6, payload: cd, extHeader: true}.bytes(), "ipv6_ext"},
 		{"v6 padded", up6(channelData(ch, payload(5), 3, 0)).bytes(), "malformed"},
-		{"over mtu after header", datagram{src: peer4, dst: relay4, payload: payload(1500 - 28)}.bytes(), "mtu"},
-		{"v6 over mtu after header", datagram{src: peer6, dst: relay6, payload: payload(1500 - 48)}.bytes(), "mtu"},
+		{"over mtu after header", datagram{src: peer4, dst: relay4, payload: payload(runMTU - 28)}.bytes(), "mtu"},
+		{"v6 over mtu after header", datagram{src: peer6, dst: relay6, payload: payload(runMTU - 48)}.bytes(), "mtu"},
 		{"no neighbour", up4(channelData(0x4002, payload(8), 0, 0)).bytes(), "no_neigh"},
 		{"no route", up4(channelData(0x4003, payload(8), 0, 0)).bytes(), "fib"},
 		{"arp", arp, "not_ip"},
@@ -278,9 +339,11 @@ func TestRunPasses(t *testing.T) {
 	}
 	// The frame just under the limit is relayed, so the mtu case above is
 	// the limit and not something else.
-	ret, _ := e.run(t, datagram{src: peer4, dst: relay4, payload: payload(1500 - 32)}.bytes())
+	ret, _ := e.run(t, datagram{src: peer4, dst: relay4, payload: payload(runMTU - 32)}.bytes())
 	if ret != actRedirect {
 		t.Errorf("largest downlink returned %d, want redirect", ret)
 	}
-	_ = binary.BigEndian
+	if n, max := len(strings.Fields(passReasons)), e.path.objs.Passed.MaxEntries(); n != int(max) {
+		t.Errorf("%d pass reason names for %d counters", n, max)
+	}
 }

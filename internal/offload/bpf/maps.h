@@ -76,6 +76,7 @@ enum pass_reason {
 	PASS_FIB,
 	PASS_EGRESS,
 	PASS_NO_SLOT,
+	PASS_ENCAPSULATED,
 	DROP_ERROR, /* a helper failed after the packet was changed: dropped */
 	PASS_MAX,
 };
@@ -113,7 +114,7 @@ struct {
  * Ethernet, so the L2 header the program writes is right for them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
+	__uint(max_entries, 256); /* one per attached interface at load time */
 	__type(key, __u32);
 	__type(value, __u8);
 } egress SEC(".maps");
