@@ -328,3 +328,29 @@ func passedOf(p *Path) map[string]uint64 {
 	}
 	return m
 }
+
+// TestPathsChain: a second Path on the same interfaces (a hand-over's
+// successor) relays what the first one has no entry for, and goes on
+// when the first is closed: the program hands what it leaves alone to the
+// next one (TCX_NEXT), not straight up the stack.
+func TestPathsChain(t *testing.T) {
+	tp := newTopo(t)
+	var first, second *Path
+	if err := inNS(tp.turnd, func() error {
+		var err error
+		if first, err = Open(Options{}); err != nil {
+			return err
+		}
+		second, err = Open(Options{})
+		return err
+	}); err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer second.Close()
+	defer first.Close()
+	relayPath(t, tp, second, families[0], 0x4001)
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	relayPath(t, tp, second, families[1], 0x4002)
+}

@@ -13,7 +13,7 @@ import (
 )
 
 const (
-	actOK       = 0
+	actNext     = 0xffffffff // TCX_NEXT (-1)
 	actRedirect = 7
 )
 
@@ -253,7 +253,7 @@ func TestRunGSO(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if ret != actOK || !bytes.Equal(out, in) || e.passed(t)["gso"] != before+1 {
+	if ret != actNext || !bytes.Equal(out, in) || e.passed(t)["gso"] != before+1 {
 		t.Errorf("returned %d, unchanged %v, gso passes %d -> %d", ret, bytes.Equal(out, in), before, e.passed(t)["gso"])
 	}
 }
@@ -267,14 +267,14 @@ func (e *runEnv) passed(t *testing.T) map[string]uint64 {
 	return p
 }
 
-// expectPass runs in and wants it back unchanged with TC_ACT_OK, counted
+// expectPass runs in and wants it back unchanged with TCX_NEXT, counted
 // under reason.
 func (e *runEnv) expectPass(t *testing.T, in []byte, reason string) {
 	t.Helper()
 	before := e.passed(t)
 	ret, out := e.run(t, in)
-	if ret != actOK {
-		t.Errorf("returned %d, want TC_ACT_OK", ret)
+	if ret != actNext {
+		t.Errorf("returned %d, want TCX_NEXT", ret)
 	}
 	if !bytes.Equal(out, in) {
 		t.Errorf("frame changed:\n in %x\nout %x", in, out)
@@ -286,7 +286,7 @@ func (e *runEnv) expectPass(t *testing.T, in []byte, reason string) {
 }
 
 // TestRunPasses: everything the program does not relay comes back
-// unchanged with TC_ACT_OK, counted under its reason.
+// unchanged with TCX_NEXT, counted under its reason.
 func TestRunPasses(t *testing.T) {
 	e := newRunEnv(t)
 	const ch = 0x4001

@@ -21,6 +21,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define AF_INET 2
 #define AF_INET6 10
 #define LOOPBACK_IFINDEX 1
+/* tcx's "next program" (TCX_NEXT, not in Debian 12's UAPI headers): what the
+ * program leaves alone goes on to the programs after it (a successor's during
+ * a hand-over, anyone's), then up the stack as it came. TC_ACT_OK would end the
+ * chain. */
+#define TCX_NEXT (-1)
 
 static __always_inline int pass(__u32 reason)
 {
@@ -28,7 +33,7 @@ static __always_inline int pass(__u32 reason)
 
 	if (n)
 		*n += 1;
-	return TC_ACT_OK;
+	return TCX_NEXT;
 }
 
 static __always_inline int drop(void)
