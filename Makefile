@@ -22,7 +22,7 @@ run: build
 
 # The whole suite: unit tests, end-to-end tests against coturn's tools, and
 # the deployment tests (Helm chart, systemd unit) in their own Go module.
-test: tools lint build test-go test-fuzz test-deploy
+test: tools lint bpf-check build test-go test-fuzz test-deploy
 
 test-go:
 	$(GO) test -race -count=1 -timeout 15m ./...
