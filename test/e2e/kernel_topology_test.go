@@ -160,16 +160,20 @@ func (s *kernelServer) logCount(msg string) int {
 	return n
 }
 
-// kernelCount is what turnd's kernel path says it relayed, by direction.
-type kernelCount struct{ toPeer, toClient float64 }
+// kernelCount is what turnd's kernel path says it relayed, by direction:
+// datagrams and payload bytes.
+type kernelCount struct{ toPeer, toClient, toPeerBytes, toClientBytes float64 }
 
-// kernel reads turnd_kernel_relayed_packets_total of both directions.
+// kernel reads turnd_kernel_relayed_packets_total and _bytes_total.
 func (s *kernelServer) kernel(t *testing.T) kernelCount {
 	t.Helper()
 	body := s.ns.get(t, "http://"+s.HTTP+"/metrics")
+	v := func(name, direction string) float64 {
+		return sampleValue(t, body, "turnd_kernel_relayed_"+name+"_total{direction=\""+direction+"\"}")
+	}
 	return kernelCount{
-		toPeer:   sampleValue(t, body, `turnd_kernel_relayed_packets_total{direction="to_peer"}`),
-		toClient: sampleValue(t, body, `turnd_kernel_relayed_packets_total{direction="to_client"}`),
+		toPeer: v("packets", "to_peer"), toClient: v("packets", "to_client"),
+		toPeerBytes: v("bytes", "to_peer"), toClientBytes: v("bytes", "to_client"),
 	}
 }
 
@@ -315,8 +319,13 @@ func (k *kernelNet) listenPeer(t *testing.T, host string) *kernelPeer {
 // addr is the peer's address as the client names it.
 func (p *kernelPeer) addr() *net.UDPAddr { return p.conn.LocalAddr().(*net.UDPAddr) }
 
-// next waits for the next datagram, at most timeout.
+// next waits for the next datagram, at most timeout (none: what has arrived).
 func (p *kernelPeer) next(timeout time.Duration) (datagram, bool) {
+	select { // first what has arrived: a timer already due would win half the time
+	case d := <-p.got:
+		return d, true
+	default:
+	}
 	select {
 	case d := <-p.got:
 		return d, true
@@ -394,6 +403,32 @@ func (ch *kernelChannel) relayBoth(t *testing.T, payloads []string) {
 	}
 }
 
+// throughKernel is relayBoth, and requires the kernel path to have counted
+// at least half of the datagrams each way (a channel's first datagrams may
+// take user space); where it counted all of a direction, its bytes must be
+// the payloads' exactly.
+func (ch *kernelChannel) throughKernel(t *testing.T, srv *kernelServer, payloads []string) {
+	t.Helper()
+	before := srv.kernel(t)
+	ch.relayBoth(t, payloads)
+	after := srv.kernel(t)
+	n, size := float64(len(payloads)), 0.0
+	for _, p := range payloads {
+		size += float64(len(p))
+	}
+	toPeer, toClient := after.toPeer-before.toPeer, after.toClient-before.toClient
+	if toPeer < n/2 || toClient < n/2 || toPeer > n || toClient > n {
+		t.Fatalf("the kernel path counted %v to the peer and %v to the client of %v datagrams each way, want at least half",
+			toPeer, toClient, n)
+	}
+	if b := after.toPeerBytes - before.toPeerBytes; toPeer == n && b != size {
+		t.Errorf("the kernel path relayed all %v datagrams to the peer and counted %v bytes, want %v", n, b, size)
+	}
+	if b := after.toClientBytes - before.toClientBytes; toClient == n && b != size {
+		t.Errorf("the kernel path relayed all %v datagrams to the client and counted %v bytes, want %v", n, b, size)
+	}
+}
+
 // requireStopped sends n datagrams each way on a channel that must no
 // longer be relayed by the kernel: the kernel counters stay where they
 // are, nothing reaches the peer, and the client gets no ChannelData
@@ -434,6 +469,16 @@ func (ch *kernelChannel) requireStopped(t *testing.T, srv *kernelServer, n int, 
 	if after := srv.kernel(t); after != before {
 		t.Errorf("after the event the kernel path relayed %v to the peer and %v to the client, want none",
 			after.toPeer-before.toPeer, after.toClient-before.toClient)
+	}
+}
+
+// drainClient reads and drops what reaches the client until nothing has
+// for quiet.
+func (ch *kernelChannel) drainClient(quiet time.Duration) {
+	for i := 0; i < 1000; i++ {
+		if _, err := ch.c.ReadFrame(quiet); err != nil {
+			return
+		}
 	}
 }
 

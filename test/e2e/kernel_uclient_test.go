@@ -65,6 +65,9 @@ func TestKernelPathUclient(t *testing.T) {
 					toBytes, fromBytes, toPkts, fromPkts, sentBytes, recvBytes, r.sent, r.recv)
 			}
 			st := srv.status(t)
+			if st.Offload == nil || st.Offload.Mode != tc.offload {
+				t.Errorf("/status offload %+v, want mode %s", st.Offload, tc.offload)
+			}
 			if st.Allocations.Total != 0 {
 				t.Errorf("/status: %d allocations live after uclient ended", st.Allocations.Total)
 			}
