@@ -49,33 +49,41 @@ func newKernelNet(t *testing.T) *kernelNet {
 	t.Helper()
 	requireNetns(t)
 	k := &kernelNet{client: addNetns(t, "kcli"), turnd: addNetns(t, "ktrn"), peer: addNetns(t, "kpee")}
-	k.link(t, k.client, "c0", "t0", kClient4, kClient6, kServer4, kServer6)
-	k.link(t, k.peer, "p0", "t1", kPeer4, kPeer6, kRelay4, kRelay6)
+	k.link(t, k.client, "c0", "t0", 1, [2]string{kClient4, kClient6}, [2]string{kServer4, kServer6})
+	k.link(t, k.peer, "p0", "t1", 2, [2]string{kPeer4, kPeer6}, [2]string{kRelay4, kRelay6})
 	return k
 }
 
 // link joins host (its end named hostIf) to turnd's namespace (turndIf),
-// with /24 and /64 addresses on both ends and host's default routes via
-// turnd's end. The ends are made inside the namespaces, so their names
-// cannot clash with another test's.
-func (k *kernelNet) link(t *testing.T, host netns, hostIf, turndIf, host4, host6, turnd4, turnd6 string) {
+// link number n, with /24 and /64 addresses on both ends and host's
+// default routes via turnd's end. The ends are made inside the namespaces,
+// so their names cannot clash with another test's. Each end knows the
+// other's MAC address from the start: IPv6 neighbour discovery on a veth
+// just up loses the first datagrams for a second, until the kernel has
+// seen the carrier come up.
+func (k *kernelNet) link(t *testing.T, host netns, hostIf, turndIf string, n int, hostAddrs, turndAddrs [2]string) {
 	t.Helper()
-	if out, err := exec.Command("ip", "link", "add", hostIf, "netns", string(host), "type", "veth",
-		"peer", "name", turndIf, "netns", string(k.turnd)).CombinedOutput(); err != nil {
+	hostMAC, turndMAC := fmt.Sprintf("02:00:00:00:%02x:02", n), fmt.Sprintf("02:00:00:00:%02x:01", n)
+	if out, err := exec.Command("ip", "link", "add", hostIf, "netns", string(host), "address", hostMAC, "type", "veth",
+		"peer", "name", turndIf, "netns", string(k.turnd), "address", turndMAC).CombinedOutput(); err != nil {
 		t.Fatalf("ip link add %s: %v: %s", hostIf, err, out)
 	}
 	for _, end := range []struct {
-		ns          netns
-		dev, a4, a6 string
-	}{{host, hostIf, host4, host6}, {k.turnd, turndIf, turnd4, turnd6}} {
-		end.ns.ip(t, "addr", "add", end.a4+"/24", "dev", end.dev)
+		ns                netns
+		dev, otherMAC     string
+		addrs, otherAddrs [2]string
+	}{{host, hostIf, turndMAC, hostAddrs, turndAddrs}, {k.turnd, turndIf, hostMAC, turndAddrs, hostAddrs}} {
+		end.ns.ip(t, "addr", "add", end.addrs[0]+"/24", "dev", end.dev)
 		// nodad: an address still tentative cannot be bound, and there is
 		// nobody on the link to clash with.
-		end.ns.ip(t, "addr", "add", end.a6+"/64", "dev", end.dev, "nodad")
+		end.ns.ip(t, "addr", "add", end.addrs[1]+"/64", "dev", end.dev, "nodad")
+		for _, a := range end.otherAddrs {
+			end.ns.ip(t, "neigh", "add", a, "lladdr", end.otherMAC, "dev", end.dev, "nud", "permanent")
+		}
 		end.ns.ip(t, "link", "set", end.dev, "up")
 	}
-	host.ip(t, "route", "add", "default", "via", turnd4)
-	host.ip(t, "-6", "route", "add", "default", "via", turnd6)
+	host.ip(t, "route", "add", "default", "via", turndAddrs[0])
+	host.ip(t, "-6", "route", "add", "default", "via", turndAddrs[1])
 }
 
 // kernelConfig is turnd in the topology: UDP on both families of t0, relay
