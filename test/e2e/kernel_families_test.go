@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"net"
-	"slices"
 	"strconv"
 	"testing"
 
@@ -34,23 +33,4 @@ func TestKernelPathFamilies(t *testing.T) {
 			ch.throughKernel(t, srv, payloads(tc.name, 60))
 		})
 	}
-}
-
-// TestKernelAutoReportsTC: relay.offload auto, where the kernel and
-// privileges allow, runs the tc path: /status says so with both of
-// turnd's interfaces, and a channel goes through the kernel.
-func TestKernelAutoReportsTC(t *testing.T) {
-	k := newKernelNet(t)
-	srv := k.start(t, kernelConfig(t), "auto")
-	st := srv.status(t)
-	if st.Offload == nil || st.Offload.Mode != "tc" {
-		t.Fatalf("/status offload %+v, want mode tc", st.Offload)
-	}
-	got := slices.Sorted(slices.Values(st.Offload.Interfaces))
-	if !slices.Equal(got, []string{"t0", "t1"}) {
-		t.Errorf("/status offload interfaces %v, want t0 and t1", st.Offload.Interfaces)
-	}
-	peer := k.listenPeer(t, kPeer4)
-	ch := k.openChannel(t, kClient4, net.JoinHostPort(kServer4, strconv.Itoa(kTURNPort)), peer)
-	ch.throughKernel(t, srv, payloads("auto", 30))
 }

@@ -113,11 +113,57 @@ type kernelServer struct {
 // start runs turnd on cfg with relay.offload set to offload.
 func (k *kernelNet) start(t *testing.T, cfg config.Config, offload string) *kernelServer {
 	t.Helper()
+	return k.startVia(t, cfg, offload, nil)
+}
+
+// startVia is start with turnd run through via (a command that execs
+// it, such as setpriv) inside the namespace.
+func (k *kernelNet) startVia(t *testing.T, cfg config.Config, offload string, via []string) *kernelServer {
+	t.Helper()
 	s := &kernelServer{ns: k.turnd, cfg: cfg, offload: offload}
 	path := filepath.Join(t.TempDir(), "turnd.yaml")
 	s.write(t, path, cfg)
-	s.turnd, _ = launch(t, path, launchOptions{wrapper: []string{"ip", "netns", "exec", string(k.turnd)}})
+	wrapper := append([]string{"ip", "netns", "exec", string(k.turnd)}, via...)
+	s.turnd, _ = launch(t, path, launchOptions{wrapper: wrapper})
 	return s
+}
+
+// startFails runs turnd on cfg with relay.offload set to offload, which
+// must not start: it returns turnd's exit code and what it logged, and
+// fails the test as soon as turnd says it serves.
+func (k *kernelNet) startFails(t *testing.T, cfg config.Config, offload string) (int, string) {
+	t.Helper()
+	s := &kernelServer{ns: k.turnd, cfg: cfg, offload: offload}
+	path := filepath.Join(t.TempDir(), "turnd.yaml")
+	s.write(t, path, cfg)
+	p := &turnd{t: t, cfg: path, done: make(chan struct{}), added: make(chan struct{})}
+	p.cmd = exec.Command("ip", "netns", "exec", string(k.turnd), turndBin, "--config", path)
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go p.collect(stderr)
+	t.Cleanup(p.kill)
+	deadline := time.After(10 * time.Second)
+	for {
+		p.mu.Lock()
+		added := p.added
+		p.mu.Unlock()
+		if p.hasLog("turnd serving") {
+			t.Fatalf("turnd with relay.offload %s serves, want it to refuse to start:\n%s", offload, p.logText())
+		}
+		select {
+		case <-p.done:
+			return p.waitExit(time.Second), p.logText()
+		case <-added:
+		case <-deadline:
+			t.Fatalf("turnd with relay.offload %s neither served nor exited within 10s:\n%s", offload, p.logText())
+		}
+	}
 }
 
 // write stores cfg at path with relay.offload set. The key is added to
