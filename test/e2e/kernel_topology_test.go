@@ -47,6 +47,19 @@ func newKernelNet(t *testing.T) *kernelNet {
 	k := &kernelNet{client: addNetns(t, "kcli"), turnd: addNetns(t, "ktrn"), peer: addNetns(t, "kpee")}
 	k.link(t, k.client, "c0", "t0", 1, [2]string{kClient4, kClient6}, [2]string{kServer4, kServer6})
 	k.link(t, k.peer, "p0", "t1", 2, [2]string{kPeer4, kPeer6}, [2]string{kRelay4, kRelay6})
+	// The kernel path looks routes up as for traffic sent from lo, which the
+	// kernel allows only where lo forwards; t0 and t1 still do not, so
+	// turnd's namespace routes nothing between client and peer.
+	if err := k.turnd.do(func() error {
+		for _, f := range []string{"/proc/sys/net/ipv4/conf/lo/forwarding", "/proc/sys/net/ipv6/conf/lo/forwarding"} {
+			if err := os.WriteFile(f, []byte("1"), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("forwarding on lo in %s: %v", k.turnd, err)
+	}
 	return k
 }
 
