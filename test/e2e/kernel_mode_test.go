@@ -40,11 +40,16 @@ func TestKernelAutoFallsBackWithoutPrivileges(t *testing.T) {
 		t.Fatalf("/status offload %+v, want mode off with a reason", st.Offload)
 	}
 	lines := 0
-	for _, raw := range strings.Split(srv.logText(), "\n") {
-		if strings.Contains(raw, st.Offload.Reason) {
-			lines++
+	srv.mu.Lock()
+	for _, l := range srv.lines {
+		for _, v := range l {
+			if s, ok := v.(string); ok && strings.Contains(s, st.Offload.Reason) {
+				lines++
+				break
+			}
 		}
 	}
+	srv.mu.Unlock()
 	if lines != 1 {
 		t.Errorf("%d log lines give the reason %q, want one:\n%s", lines, st.Offload.Reason, srv.logText())
 	}
