@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/turnd/turnd/pkg/config"
+	"github.com/turnd/turnd/pkg/httpapi"
 )
 
 // The kernel path's topology: a client, turnd and a peer, each in a
@@ -267,6 +270,38 @@ func (s *kernelServer) status(t *testing.T) kernelStatus {
 		t.Fatalf("/status: %v: %s", err, body)
 	}
 	return st
+}
+
+// sessions fetches /sessions with the admin token, from inside turnd's
+// namespace.
+func (s *kernelServer) sessions(t *testing.T) []httpapi.Session {
+	t.Helper()
+	token, err := os.ReadFile(s.cfg.HTTP.AdminTokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodGet, "http://"+s.HTTP+"/sessions", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, network, addr string) (c net.Conn, err error) {
+			err = s.ns.do(func() error { c, err = (&net.Dialer{}).DialContext(ctx, network, addr); return err })
+			return c, err
+		},
+	}}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("GET /sessions in %s: %v", s.ns, err)
+	}
+	defer resp.Body.Close()
+	var page httpapi.SessionPage
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /sessions: %d, %v", resp.StatusCode, err)
+	}
+	return page.Sessions
 }
 
 // disconnect runs `turnd disconnect --user user` where turnd runs.
