@@ -84,6 +84,21 @@ func TestKernelStopsAtReloadDenial(t *testing.T) {
 	}, false)
 }
 
+// TestKernelStopsAtRevocation: a reload that revokes the user
+// (auth.revoked_users with disconnect_on_revoke) ends their allocations,
+// and the kernel entries of their channels with them.
+func TestKernelStopsAtRevocation(t *testing.T) {
+	kernelStopCase(t, nil, func(srv *kernelServer, ch *kernelChannel) {
+		cfg := srv.cfg
+		cfg.Auth.RevokedUsers = []string{"demo"}
+		cfg.Auth.DisconnectOnRevoke = true
+		srv.reload(t, cfg)
+		if recs := srv.usageRecords("udp", ""); len(recs) != 1 {
+			t.Fatalf("%d usage records after the reload revoked the user, want the channel's allocation's", len(recs))
+		}
+	}, false)
+}
+
 // TestKernelStopsAtDisconnect: `turnd disconnect --user` ends the user's
 // allocations, and the kernel entries of their channels with them.
 func TestKernelStopsAtDisconnect(t *testing.T) {
