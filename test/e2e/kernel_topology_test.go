@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-	"gopkg.in/yaml.v3"
 
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/httpapi"
@@ -182,26 +181,11 @@ func (k *kernelNet) startFails(t *testing.T, cfg config.Config, offload string) 
 	}
 }
 
-// write stores cfg at path with relay.offload set. The key is added to
-// the YAML rather than the struct so the harness does not depend on how
-// pkg/config spells the field.
+// write stores cfg at path with relay.offload set.
 func (s *kernelServer) write(t *testing.T, path string, cfg config.Config) {
 	t.Helper()
-	b, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	doc["relay"].(map[string]any)["offload"] = s.offload
-	if b, err = yaml.Marshal(doc); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg.Relay.Offload = s.offload
+	rewriteConfig(t, path, cfg)
 }
 
 // reload rewrites the config file with cfg and waits for turnd to apply it.
