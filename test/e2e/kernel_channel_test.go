@@ -42,7 +42,7 @@ func (k *kernelNet) listenPeer(t *testing.T, host string) *kernelPeer {
 		t.Fatalf("listen on %s in %s: %v", host, k.peer, err)
 	}
 	p := &kernelPeer{conn: conn, got: make(chan datagram, 4096)}
-	stopped := make(chan struct{})
+	closing, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
 		buf := make([]byte, 2048)
@@ -51,10 +51,14 @@ func (k *kernelNet) listenPeer(t *testing.T, host string) *kernelPeer {
 			if err != nil {
 				return // closed at cleanup
 			}
-			p.got <- datagram{from: from, payload: string(buf[:n])}
+			select {
+			case p.got <- datagram{from: from, payload: string(buf[:n])}:
+			case <-closing: // a test that left more unread than got holds
+				return
+			}
 		}
 	}()
-	t.Cleanup(func() { conn.Close(); <-stopped })
+	t.Cleanup(func() { close(closing); conn.Close(); <-stopped })
 	return p
 }
 
