@@ -28,7 +28,8 @@ func TestKernelCountsExactWhileLive(t *testing.T) {
 	ch := k.openChannel(t, kClient4, server, peer)
 
 	// total_bps's rate is an average over at least a second: relay for a
-	// little longer, at about 30 kB a batch each way, 4.8 times the limit.
+	// little longer, about 15 kB a batch each way, far past the limit (a
+	// batch is small enough for the client's default receive buffer).
 	// Nothing reads a figure meanwhile, so each reader below must settle
 	// the kernel's counts itself.
 	before := srv.kernel(t)
@@ -40,9 +41,9 @@ func TestKernelCountsExactWhileLive(t *testing.T) {
 			bytes += len(p)
 		}
 	}
-	for i := 0; i < 20 && time.Since(began) < 1200*time.Millisecond; i++ {
-		relay(payloads("live"+strconv.Itoa(i), 120))
-		time.Sleep(100 * time.Millisecond) // a bounded rate, not a wait for an event
+	for i := 0; i < 40 && time.Since(began) < 1200*time.Millisecond; i++ {
+		relay(payloads("live"+strconv.Itoa(i), 60))
+		time.Sleep(50 * time.Millisecond) // a bounded rate, not a wait for an event
 	}
 	if code := testturn.ErrorCode(k.client.dialFrom(t, "udp", kClient4, server).Allocate()); code != 486 {
 		t.Errorf("Allocate after %d bytes relayed in %v past limits.total_bps %d: error %d, want 486",
