@@ -43,3 +43,26 @@ func TestKernelStopsAtDrainDeadline(t *testing.T) {
 	}
 	ch.requireStopped(t, nil, 30, false)
 }
+
+// TestKernelStopsWhenTurndIsKilled: turnd killed outright (SIGKILL) leaves
+// nothing relaying in the kernel, where nothing would count it: its
+// channels reach the peer no more. A turnd started again in its place
+// attaches afresh and relays a new allocation in the kernel.
+func TestKernelStopsWhenTurndIsKilled(t *testing.T) {
+	k := newKernelNet(t)
+	cfg := kernelConfig(t)
+	srv := k.start(t, cfg, "tc")
+	server := net.JoinHostPort(kServer4, strconv.Itoa(kTURNPort))
+	peer := k.listenPeer(t, kPeer4)
+	ch := k.openChannel(t, kClient4, server, peer)
+	ch.throughKernel(t, srv, payloads("before", 30))
+
+	srv.signal(syscall.SIGKILL)
+	if sig := srv.killedBy(5 * time.Second); sig != syscall.SIGKILL {
+		t.Fatalf("turnd ended by %v, want SIGKILL", sig)
+	}
+	ch.requireStopped(t, nil, 30, false)
+
+	again := k.start(t, cfg, "tc")
+	k.openChannel(t, kClient4, server, peer).throughKernel(t, again, payloads("again", 30))
+}
