@@ -237,6 +237,9 @@ type kernelStatus struct {
 		ToPeerBytes     uint64 `json:"to_peer_bytes"`
 		FromPeerPackets uint64 `json:"from_peer_packets"`
 		FromPeerBytes   uint64 `json:"from_peer_bytes"`
+
+		KernelToPeerPackets   uint64 `json:"kernel_to_peer_packets"`
+		KernelToClientPackets uint64 `json:"kernel_to_client_packets"`
 	} `json:"traffic"`
 	Offload *struct {
 		Mode       string   `json:"mode"`

@@ -76,6 +76,10 @@ func TestKernelPathUclient(t *testing.T) {
 				t.Errorf("/status traffic %+v; uclient: %d/%d bytes, %d/%d messages sent/received",
 					tr, sentBytes, recvBytes, r.sent, r.recv)
 			}
+			if tr := st.Traffic; float64(tr.KernelToPeerPackets) != got.toPeer || float64(tr.KernelToClientPackets) != got.toClient {
+				t.Errorf("/status says the kernel relayed %d/%d packets to the peer/client, /metrics %v/%v",
+					tr.KernelToPeerPackets, tr.KernelToClientPackets, got.toPeer, got.toClient)
+			}
 		})
 	}
 }
