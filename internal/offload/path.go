@@ -41,6 +41,9 @@ type Path struct {
 // CAP_BPF and CAP_NET_ADMIN, and forwarding on lo (see ErrForwarding).
 // Traffic it relays skips the host's netfilter hooks, as all tc redirects do.
 func Open(o Options) (*Path, error) {
+	if err := checkCaps(); err != nil {
+		return nil, err
+	}
 	if err := checkForwarding(); err != nil {
 		return nil, err
 	}
@@ -71,7 +74,7 @@ func Open(o Options) (*Path, error) {
 		if err != nil {
 			p.release()
 			if errors.Is(err, ebpf.ErrNotSupported) {
-				err = errors.Join(ErrNoTCX, err)
+				err = fmt.Errorf("%w: %w", ErrNoTCX, err)
 			}
 			return nil, fmt.Errorf("attach to %s ingress: %w", ifc.name, err)
 		}
@@ -102,9 +105,11 @@ func load(objs *relayObjects, entries, slots, ifaces int) error {
 		var ve *ebpf.VerifierError
 		switch {
 		case errors.As(err, &ve):
-			err = errors.Join(ErrVerifier, err)
+			err = fmt.Errorf("%w: %w", ErrVerifier, err)
 		case errors.Is(err, unix.EPERM):
-			err = errors.Join(ErrPrivilege, err)
+			// Not cilium's own text: its hint at RLIMIT_MEMLOCK misleads
+			// since Linux 5.11, which charges BPF memory to the cgroup.
+			err = fmt.Errorf("%w (%w)", ErrPrivilege, unix.EPERM)
 		}
 		return fmt.Errorf("load relay program: %w", err)
 	}

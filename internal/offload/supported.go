@@ -31,7 +31,7 @@ func Supported() error {
 	if err == nil {
 		l.Close()
 	} else if !errors.Is(err, unix.ENODEV) {
-		return fmt.Errorf("probe tcx: %w", errors.Join(ErrNoTCX, err))
+		return fmt.Errorf("probe tcx: %w: %w", ErrNoTCX, err)
 	}
 	return checkForwarding()
 }

@@ -39,6 +39,9 @@ func TestKernelAutoFallsBackWithoutPrivileges(t *testing.T) {
 	if st.Offload == nil || st.Offload.Mode != "off" || st.Offload.Reason == "" {
 		t.Fatalf("/status offload %+v, want mode off with a reason", st.Offload)
 	}
+	if r := st.Offload.Reason; !strings.Contains(r, "CAP_BPF and CAP_NET_ADMIN") || strings.ContainsAny(r, "\n") || strings.Contains(r, "MEMLOCK") {
+		t.Errorf("offload reason %q, want one line naming the capabilities, and no hint at RLIMIT_MEMLOCK", r)
+	}
 	lines := 0
 	srv.mu.Lock()
 	for _, l := range srv.lines {
