@@ -126,7 +126,8 @@ func (t *Tally) fromSink6(c *Counters) sink {
 
 // Kernel counts what the kernel fast path relayed through the relay socket
 // (six: the IPv6 one of a route that has both) since the last call: as
-// relayed traffic, and in c.Kernel too.
+// relayed traffic, and in c.Kernel too. It publishes at once (a fold is
+// rare), so that Counters are exact after a Settle.
 func (t *Tally) Kernel(c *Counters, six bool, toPkts, toBytes, fromPkts, fromBytes uint64) {
 	to, from, toSink, fromSink := &t.to, &t.from, t.toSink(c), t.fromSink(c)
 	if six {
@@ -134,11 +135,13 @@ func (t *Tally) Kernel(c *Counters, six bool, toPkts, toBytes, fromPkts, fromByt
 	}
 	if toPkts > 0 {
 		to.add(int(toPkts), int(toBytes), toSink)
+		to.publish(toSink)
 		c.Kernel.ToPeerPackets.Add(toPkts)
 		c.Kernel.ToPeerBytes.Add(toBytes)
 	}
 	if fromPkts > 0 {
 		from.add(int(fromPkts), int(fromBytes), fromSink)
+		from.publish(fromSink)
 		c.Kernel.ToClientPackets.Add(fromPkts)
 		c.Kernel.ToClientBytes.Add(fromBytes)
 	}

@@ -59,6 +59,11 @@ func TestKernelCountsAsRelayed(t *testing.T) {
 	tl.ToPeer(&c, 10)
 	tl.Kernel(&c, false, 3, 300, 2, 200)
 	tl.Kernel(&c, true, 1, 100, 0, 0)
+	// Published at once, fewer than TallyBatch as they are: a Settle
+	// leaves the totals exact.
+	if c.ToPeerPackets.Load() != 5 || c.FromPeerPackets.Load() != 2 {
+		t.Fatalf("before a flush, totals %d to peers, %d back; want 5, 2", c.ToPeerPackets.Load(), c.FromPeerPackets.Load())
+	}
 	tl.Flush(&c)
 	u := tl.Usage()
 	if u.ToPeerPackets != 5 || u.ToPeerBytes != 410 || u.FromPeerPackets != 2 || u.FromPeerBytes != 200 {
