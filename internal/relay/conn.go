@@ -51,7 +51,7 @@ type Conn struct {
 	// a dual-stack route share.
 	toRate, fromRate *limit
 
-	kern *kroute // the kernel path's share of the route; nil: user space only
+	kern atomic.Pointer[kroute] // the kernel path's share of the route; nil: user space only
 }
 
 // routed reports whether a peer's datagram has somewhere to go: a channel
@@ -167,7 +167,7 @@ func (c *Conn) fromPeer(pkts, bytes int) {
 
 // Close closes the socket once, flushes its traffic tally and forgets it.
 func (c *Conn) Close() error {
-	if k := c.kern; k != nil {
+	if k := c.kern.Load(); k != nil {
 		k.close(c) // before the port can be reused
 	}
 	c.fdMu.Lock()

@@ -233,7 +233,7 @@ func (v Routes) Release(r *bindings.Route) {
 // description lives on in the other process would stay in the set and
 // wake the loop for every datagram the other process then reads.
 func (rl *Relay) drop(c *Conn) {
-	if k := c.kern; k != nil {
+	if k := c.kern.Load(); k != nil {
 		k.close(c)
 	}
 	c.fdMu.Lock()

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/turnd/turnd/internal/bindings"
+	"github.com/turnd/turnd/internal/mmsg"
 	"github.com/turnd/turnd/internal/netaddr"
 	"github.com/turnd/turnd/internal/offload"
 )
@@ -51,7 +52,7 @@ type kconn struct {
 
 // offloadable reports whether the kernel can relay for a route with lane
 // as its client's socket: a UDP client on an address with an IP.
-func (rl *Relay) offloadable(r *bindings.Route, lane any) bool {
+func (rl *Relay) offloadable(r *bindings.Route, lane *mmsg.Socket) bool {
 	if rl.opts.Kernel == nil || lane == nil || r.Client.Stream != nil {
 		return false
 	}
@@ -81,7 +82,7 @@ func (rl *Relay) offload(r *bindings.Route, o *opened, df bool) {
 			return
 		}
 		k.socks[i] = &kconn{c: c, addr: addr, slot: slot}
-		c.kern = k
+		c.kern.Store(k)
 	}
 	rl.mu.Lock()
 	o.kernel = k
@@ -95,7 +96,7 @@ func (rl *Relay) offload(r *bindings.Route, o *opened, df bool) {
 func (k *kroute) free() {
 	for i, kc := range k.socks {
 		if kc != nil {
-			kc.c.kern = nil
+			kc.c.kern.Store(nil)
 			k.rl.opts.Kernel.FreeSlot(kc.slot)
 			k.socks[i] = nil
 		}
@@ -147,11 +148,32 @@ func (k *kroute) entry(ch bindings.Channel) (offload.Entry, bool) {
 		i = bindings.V4.Index()
 	}
 	kc := k.socks[i]
-	if kc == nil || (k.rl.opts.Forbidden != nil && k.rl.opts.Forbidden(ch.Peer)) {
+	if kc == nil || k.local(ch.Peer.Addr()) || (k.rl.opts.Forbidden != nil && k.rl.opts.Forbidden(ch.Peer)) {
 		return offload.Entry{}, false
 	}
 	return offload.Entry{Client: k.client, Server: k.server, Relay: kc.addr, Peer: ch.Peer,
 		Channel: ch.Number, Slot: kc.slot, DontFragment: k.df}, true
+}
+
+// local reports whether ip is one of turnd's own addresses: the kernel
+// would not relay to it (the route is local), and an entry keyed by it
+// would take a datagram spoofed from outside with that source, which the
+// stack drops as a martian before user space sees it.
+func (k *kroute) local(ip netip.Addr) bool {
+	if ip == k.server.Addr() {
+		return true
+	}
+	for _, a := range []net.IP{k.rl.opts.IPv4, k.rl.opts.IPv6, k.rl.opts.External4, k.rl.opts.External6} {
+		if own, ok := netip.AddrFromSlice(a); ok && own.Unmap() == ip {
+			return true
+		}
+	}
+	for _, kc := range k.socks {
+		if kc != nil && kc.addr.Addr() == ip {
+			return true
+		}
+	}
+	return false
 }
 
 // limited reports whether the allocation is held to a rate, which only
@@ -287,7 +309,10 @@ func (rl *Relay) resyncKernel(relayAddr net.Addr) {
 	rl.mu.Lock()
 	c := rl.live[liveKey{v6: ua.IP.To4() == nil, port: ua.Port}]
 	rl.mu.Unlock()
-	if c != nil && c.kern != nil {
-		c.kern.sync()
+	if c == nil {
+		return
+	}
+	if k := c.kern.Load(); k != nil {
+		k.sync()
 	}
 }

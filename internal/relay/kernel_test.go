@@ -134,10 +134,10 @@ func (g *kernelRig) bind(peer string, number uint16, remove bool) {
 func (g *kernelRig) slot(t *testing.T) uint32 {
 	t.Helper()
 	c := g.rl.live[liveKey{port: int(g.relay.Port())}]
-	if c == nil || c.kern == nil || c.kern.socks[0] == nil {
+	if c == nil || c.kern.Load() == nil || c.kern.Load().socks[0] == nil {
 		t.Fatal("the route's relay socket has no kernel slot")
 	}
-	return c.kern.socks[0].slot
+	return c.kern.Load().socks[0].slot
 }
 
 // TestKernelMirrorsChannels: a channel bound is in the kernel with the
@@ -145,16 +145,16 @@ func (g *kernelRig) slot(t *testing.T) uint32 {
 // same call.
 func TestKernelMirrorsChannels(t *testing.T) {
 	g := newKernelRig(t)
-	g.bind("127.0.0.1:5000", 0x4001, false)
+	g.bind("127.0.0.2:5000", 0x4001, false)
 	want := offload.Entry{Client: g.client, Server: g.server, Relay: g.relay,
-		Peer: netip.MustParseAddrPort("127.0.0.1:5000"), Channel: 0x4001, Slot: g.slot(t)}
+		Peer: netip.MustParseAddrPort("127.0.0.2:5000"), Channel: 0x4001, Slot: g.slot(t)}
 	if got := g.k.installed(); len(got) != 1 || got[0] != want {
 		t.Fatalf("installed %+v; want [%+v]", got, want)
 	}
 	if n := g.counters.KernelChannels.Load(); n != 1 {
 		t.Fatalf("KernelChannels %d; want 1", n)
 	}
-	g.bind("127.0.0.1:5000", 0x4001, true)
+	g.bind("127.0.0.2:5000", 0x4001, true)
 	if got := g.k.installed(); len(got) != 0 {
 		t.Fatalf("after unbinding, installed %+v; want none", got)
 	}
@@ -167,8 +167,8 @@ func TestKernelMirrorsChannels(t *testing.T) {
 // a kernel entry.
 func TestKernelLeavesForbiddenPeersOut(t *testing.T) {
 	g := newKernelRig(t)
-	g.forbid[netip.MustParseAddrPort("127.0.0.1:5001")] = true
-	g.bind("127.0.0.1:5001", 0x4002, false)
+	g.forbid[netip.MustParseAddrPort("127.0.0.2:5001")] = true
+	g.bind("127.0.0.2:5001", 0x4002, false)
 	if got := g.k.installed(); len(got) != 0 {
 		t.Fatalf("installed %+v for a forbidden peer; want none", got)
 	}
@@ -178,7 +178,7 @@ func TestKernelLeavesForbiddenPeersOut(t *testing.T) {
 // route's usage after Settle, and again at close, once each.
 func TestKernelCountsFoldIntoTheTally(t *testing.T) {
 	g := newKernelRig(t)
-	g.bind("127.0.0.1:5000", 0x4001, false)
+	g.bind("127.0.0.2:5000", 0x4001, false)
 	s := g.slot(t)
 	g.k.relayed(s, 3, 2)
 	g.counters.Settle()
@@ -206,7 +206,7 @@ func TestKernelCountsFoldIntoTheTally(t *testing.T) {
 // is lifted.
 func TestKernelLeavesLimitedAllocations(t *testing.T) {
 	g := newKernelRig(t)
-	g.bind("127.0.0.1:5000", 0x4001, false)
+	g.bind("127.0.0.2:5000", 0x4001, false)
 	relayAddr := net.UDPAddrFromAddrPort(g.relay)
 	if err := g.rl.SetRate(relayAddr, 1_000_000); err != nil {
 		t.Fatal(err)
@@ -238,7 +238,7 @@ func TestKernelLeavesLimitedAllocations(t *testing.T) {
 // entries back.
 func TestKernelPausesWithTheRelay(t *testing.T) {
 	g := newKernelRig(t)
-	g.bind("127.0.0.1:5000", 0x4001, false)
+	g.bind("127.0.0.2:5000", 0x4001, false)
 	g.k.relayed(g.slot(t), 5, 0)
 	if err := g.rl.Pause(context.Background()); err != nil {
 		t.Fatal(err)
@@ -249,7 +249,7 @@ func TestKernelPausesWithTheRelay(t *testing.T) {
 	if u := g.route.Usage.Usage(); u.ToPeerPackets != 5 {
 		t.Fatalf("paused, usage %+v; want the kernel's 5 packets folded", u)
 	}
-	g.bind("127.0.0.1:5002", 0x4003, false)
+	g.bind("127.0.0.2:5002", 0x4003, false)
 	if got := g.k.installed(); len(got) != 0 {
 		t.Fatalf("a channel bound while paused was installed: %+v", got)
 	}
@@ -269,8 +269,21 @@ func TestKernelServesOnlyUDPClientsOnAnAddress(t *testing.T) {
 	client, server, raw := dialRaw(t, ln)
 	_ = client
 	_, relayAddr := rl.openUDPAt(t, "udp4", nil, server.RemoteAddr(), server.LocalAddr(), newWriterStream(raw))
-	bindChannel(rl.routeAt(relayAddr), netip.MustParseAddrPort("127.0.0.1:5000"), 0x4001, false)
+	bindChannel(rl.routeAt(relayAddr), netip.MustParseAddrPort("127.0.0.2:5000"), 0x4001, false)
 	if got, n := k.installed(), k.taken(); len(got) != 0 || n != 0 {
 		t.Fatalf("a TCP client's route: %d entries, %d slots; want none", len(got), n)
+	}
+}
+
+// TestKernelLeavesOwnAddressesOut: a channel to one of turnd's own
+// addresses (another relay port of this server) gets no kernel entry: its
+// datagrams never take the kernel path, and an entry would take ones
+// spoofed from outside with that source.
+func TestKernelLeavesOwnAddressesOut(t *testing.T) {
+	g := newKernelRig(t)
+	g.bind("127.0.0.1:5003", 0x4004, false) // the relay's bind address
+	g.bind(g.server.String(), 0x4005, false)
+	if got := g.k.installed(); len(got) != 0 {
+		t.Fatalf("installed %+v for turnd's own addresses; want none", got)
 	}
 }
