@@ -294,5 +294,5 @@ func addrStrings(as []net.Addr) []string {
 
 // offloadStatus is the kernel path as /status shows it.
 func offloadStatus(o server.Offload) httpapi.Offload {
-	return httpapi.Offload{Mode: o.Mode, Interfaces: o.Interfaces, Reason: o.Reason}
+	return httpapi.Offload{Mode: o.Mode, Interfaces: o.Interfaces, Reason: o.Reason, Gaps: o.Gaps}
 }

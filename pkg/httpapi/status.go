@@ -55,6 +55,9 @@ type Offload struct {
 	Interfaces []string `json:"interfaces"`
 	// Reason says why relay.offload auto runs in user space; empty otherwise.
 	Reason string `json:"reason,omitempty"`
+	// Gaps name the addresses whose traffic stays in user space although
+	// the kernel path runs (a wildcard listen or relay address).
+	Gaps []string `json:"gaps,omitempty"`
 }
 
 // DrainProgress is present once a drain has started.

@@ -167,7 +167,7 @@ func New(opts Options) (*Server, error) {
 	ropts.Forbidden = s.forbidden
 	ropts.Panicked = func(v any) { s.recovered("relay downlink loop", v) }
 	ropts.PeerArrived = s.peerArrived
-	if err := s.openKernel(cfg.Relay); err != nil {
+	if err := s.openKernel(cfg); err != nil {
 		return nil, err
 	}
 	if s.kernel.path != nil {
