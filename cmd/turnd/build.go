@@ -74,7 +74,9 @@ func build(cfg config.Config, log *slog.Logger, logOut *logWriter, tk *takeOver)
 	})
 	d.totals = &traffic.Counters{}
 	var err error
-	d.metrics, err = metrics.New(d.reg, metrics.Sources{Allocations: d.table.ByTransport, Drain: d.machine.Status, Traffic: d.totals})
+	d.metrics, err = metrics.New(d.reg, metrics.Sources{Allocations: d.table.ByTransport, Drain: d.machine.Status, Traffic: d.totals,
+		// The server comes next, before anything can scrape.
+		KernelPassed: func() map[string]uint64 { return d.srv.KernelPassed() }})
 	if err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}

@@ -16,6 +16,9 @@ type Sources struct {
 	Allocations func() map[allocation.Transport]int
 	Traffic     *traffic.Counters
 	Drain       func() drain.Status
+	// KernelPassed counts the datagrams the kernel path handed to user
+	// space, by reason; nil, or a nil map: no kernel path.
+	KernelPassed func() map[string]uint64
 }
 
 // Metrics holds turnd's event counters. Its methods implement server.Observer.

@@ -456,3 +456,20 @@ turnd_kernel_relayed_bytes_total{direction="to_peer"} 700
 turnd_kernel_offload_entries 2
 `, "turnd_kernel_relayed_packets_total", "turnd_kernel_relayed_bytes_total", "turnd_kernel_offload_entries")
 }
+
+// TestKernelPassed: what the kernel path left to user space shows by
+// reason, read at scrape time.
+func TestKernelPassed(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if _, err := metrics.New(reg, metrics.Sources{KernelPassed: func() map[string]uint64 {
+		return map[string]uint64{"no_entry": 5, "mtu": 1}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, reg, `
+# HELP turnd_kernel_passed_total Datagrams the kernel fast path left to user space (or, reason dropped_error, dropped mid-rewrite), by reason.
+# TYPE turnd_kernel_passed_total counter
+turnd_kernel_passed_total{reason="mtu"} 1
+turnd_kernel_passed_total{reason="no_entry"} 5
+`, "turnd_kernel_passed_total")
+}

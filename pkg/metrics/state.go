@@ -15,7 +15,7 @@ type stateCollector struct {
 	allocs, coturnAllocs, draining, accepting, deadline *prometheus.Desc
 	relayed, relayedBytes, dropped, droppedBytes        *prometheus.Desc
 	peerRefused                                         *prometheus.Desc
-	kernel, kernelBytes, kernelChannels                 *prometheus.Desc
+	kernel, kernelBytes, kernelChannels, kernelPassed   *prometheus.Desc
 	coturnPeerRcvp, coturnPeerRcvb                      *prometheus.Desc
 	coturnPeerSentp, coturnPeerSentb                    *prometheus.Desc
 }
@@ -48,6 +48,8 @@ func newStateCollector(src Sources) *stateCollector {
 		kernelBytes: d("turnd_kernel_relayed_bytes_total",
 			"Payload bytes of turnd_kernel_relayed_packets_total, by direction.", "direction"),
 		kernelChannels: d("turnd_kernel_offload_entries", "Channels the kernel fast path relays now."),
+		kernelPassed: d("turnd_kernel_passed_total",
+			"Datagrams the kernel fast path left to user space (or, reason dropped_error, dropped mid-rewrite), by reason.", "reason"),
 		// coturn's peer-side totals, updated live here (coturn adds at session end).
 		coturnPeerRcvp:  d("turn_total_traffic_peer_rcvp", "Packets received from peers (coturn-compatible)."),
 		coturnPeerRcvb:  d("turn_total_traffic_peer_rcvb", "Bytes received from peers (coturn-compatible)."),
@@ -58,7 +60,7 @@ func newStateCollector(src Sources) *stateCollector {
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.allocs, c.coturnAllocs, c.draining, c.accepting, c.deadline,
-		c.relayed, c.relayedBytes, c.dropped, c.droppedBytes, c.peerRefused, c.kernel, c.kernelBytes, c.kernelChannels, c.coturnPeerRcvp, c.coturnPeerRcvb, c.coturnPeerSentp, c.coturnPeerSentb} {
+		c.relayed, c.relayedBytes, c.dropped, c.droppedBytes, c.peerRefused, c.kernel, c.kernelBytes, c.kernelChannels, c.kernelPassed, c.coturnPeerRcvp, c.coturnPeerRcvb, c.coturnPeerSentp, c.coturnPeerSentb} {
 		ch <- d
 	}
 }
@@ -86,6 +88,11 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			dl = float64(st.Deadline.Unix())
 		}
 		gauge(c.deadline, dl)
+	}
+	if c.src.KernelPassed != nil {
+		for reason, n := range c.src.KernelPassed() {
+			counter(c.kernelPassed, n, reason)
+		}
 	}
 	if t := c.src.Traffic; t != nil {
 		t.Settle()

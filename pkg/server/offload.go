@@ -101,5 +101,18 @@ func (s *Server) closeKernel() {
 	s.kernel.path = nil
 }
 
+// KernelPassed counts what the kernel path left to user space, by reason;
+// nil when it does not run.
+func (s *Server) KernelPassed() map[string]uint64 {
+	if s.kernel.path == nil {
+		return nil
+	}
+	m, err := s.kernel.path.Passed()
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
 // Offload says how the kernel fast path runs.
 func (s *Server) Offload() Offload { return s.kernel.state }
