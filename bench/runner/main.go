@@ -101,11 +101,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer peer.stop(syscall.SIGTERM)
 
-	e := &env{turnd: *turndBin, turnload: *turnloadBin, uclient: *uclientBin, peer: peer, peerPort: peerPort, opts: serverOpts{cpus: runtime.NumCPU(), maxBPS: *maxBPS}, log: stderr, toolErr: toolErr}
+	e := &env{turnd: *turndBin, coturn: *coturnBin, turnload: *turnloadBin, uclient: *uclientBin, peer: peer, peerBin: *peerBin, peerPort: peerPort, opts: serverOpts{cpus: runtime.NumCPU(), maxBPS: *maxBPS}, log: stderr, toolErr: toolErr}
 	res := &Results{Machine: describeMachine(*turndBin, *coturnBin), Started: time.Now().UTC(), MaxBPS: *maxBPS}
 	servers := map[string]string{"turnd": *turndBin, "coturn": *coturnBin}
 	failed := false
 	for _, sc := range chosen {
+		if sc.rows != nil && ctx.Err() == nil {
+			for _, row := range sc.rows(ctx, e, dir) {
+				failed = failed || row.Error != ""
+				res.Rows = append(res.Rows, row)
+			}
+			continue
+		}
 		for _, kind := range serverKinds() {
 			if ctx.Err() != nil {
 				break
@@ -214,7 +221,7 @@ func otherCPU(before, after map[int]time.Duration, exclude ...int) time.Duration
 // peak RSS and stops it.
 func attemptOne(ctx context.Context, e *env, sc scenario, kind serverKind, bin, dir string) Row {
 	fmt.Fprintf(e.log, "bench: %s on %s\n", sc.name, kind.name)
-	before := waitQuiet(ctx, e)
+	before := waitQuiet(ctx, e, quietMaxWait)
 	t0 := time.Now()
 	srv, err := startServer(kind, bin, dir, e.opts)
 	if err != nil {
@@ -271,6 +278,10 @@ func printAll(w io.Writer, res *Results) {
 	if r, ok := rowOf(res.Rows, "handover", "turnd"); ok && len(r.Handovers) > 0 {
 		fmt.Fprintln(w)
 		renderHandovers(w, r)
+	}
+	if _, ok := rowOf(res.Rows, "netns", "coturn"); ok {
+		fmt.Fprintln(w)
+		renderNetns(w, res.Rows)
 	}
 }
 

@@ -75,6 +75,12 @@ func (p *process) stop(sig syscall.Signal) {
 // timeout), feeding its stdout to consume line by line as it arrives; its
 // stderr goes to errw. It returns the tool's own CPU time.
 func runTool(ctx context.Context, timeout time.Duration, errw io.Writer, consume func(io.Reader), argv ...string) (time.Duration, error) {
+	return runToolStarted(ctx, timeout, errw, nil, consume, argv...)
+}
+
+// runToolStarted is runTool that tells started the tool's PID once it runs
+// (before consume), so its CPU can be read while it works.
+func runToolStarted(ctx context.Context, timeout time.Duration, errw io.Writer, started func(pid int), consume func(io.Reader), argv ...string) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -90,6 +96,9 @@ func runTool(ctx context.Context, timeout time.Duration, errw io.Writer, consume
 	}
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	if started != nil {
+		started(cmd.Process.Pid)
 	}
 	consume(out)
 	_, _ = io.Copy(io.Discard, out) // let it finish writing

@@ -30,15 +30,27 @@ const userHZ = 100
 
 // cpuTimes is the machine-wide busy and total time from /proc/stat, in
 // clock ticks; irq counts hard and soft interrupt time, which the kernel
-// charges to no process (on loopback, much of the packet delivery).
-type cpuTimes struct{ busy, irq, total int64 }
+// charges to no process (on loopback, much of the packet delivery). idle
+// is idle plus iowait, and cpus the number of CPU lines.
+type cpuTimes struct {
+	busy, irq, total, idle int64
+	cpus                   int
+}
 
 func readCPUTimes() (cpuTimes, error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return cpuTimes{}, fmt.Errorf("read /proc/stat: %w", err)
 	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
+	return parseCPUTimes(b)
+}
+
+// parseCPUTimes reads the first line of /proc/stat: the "cpu" line, every
+// CPU summed. Its fields are user nice system idle iowait irq softirq
+// steal guest guest_nice; busy is all of the first eight but idle and iowait.
+// The "cpuN" lines that follow are counted.
+func parseCPUTimes(b []byte) (cpuTimes, error) {
+	line, rest, _ := bytes.Cut(b, []byte("\n"))
 	f := bytes.Fields(line)
 	if len(f) < 5 || string(f[0]) != "cpu" {
 		return cpuTimes{}, fmt.Errorf("parse /proc/stat: %w", errParse)
@@ -55,9 +67,16 @@ func readCPUTimes() (cpuTimes, error) {
 		t.total += n
 		if i != 3 && i != 4 { // idle, iowait
 			t.busy += n
+		} else {
+			t.idle += n
 		}
 		if i == 5 || i == 6 { // irq, softirq
 			t.irq += n
+		}
+	}
+	for l := range bytes.Lines(rest) {
+		if len(l) > 3 && string(l[:3]) == "cpu" && l[3] >= '0' && l[3] <= '9' {
+			t.cpus++
 		}
 	}
 	return t, nil
@@ -72,10 +91,10 @@ func busyCPUs(a, b cpuTimes, cpus int) float64 {
 }
 
 // waitQuiet returns once a one-second sample shows the machine nearly
-// idle, or after quietMaxWait with the last figure (the run goes on, and
-// the row records it).
-func waitQuiet(ctx context.Context, e *env) float64 {
-	deadline := time.Now().Add(quietMaxWait)
+// idle, or after limit with the last figure (the run goes on, and the row
+// records it).
+func waitQuiet(ctx context.Context, e *env, limit time.Duration) float64 {
+	deadline := time.Now().Add(limit)
 	said := false
 	for {
 		a, err := readCPUTimes()

@@ -62,6 +62,10 @@ type Row struct {
 
 	// Handovers are the hand-over scenario's upgrades, one per allocation count.
 	Handovers []Handover `json:"handovers,omitempty"`
+
+	// Netns is the netns scenario's own figures (its three servers are
+	// coturn, turnd-user and turnd-kernel).
+	Netns *NetnsRow `json:"netns,omitempty"`
 }
 
 // Step is one offered rate of the saturation ramp.

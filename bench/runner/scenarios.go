@@ -13,9 +13,11 @@ import (
 // env is what every scenario needs.
 type env struct {
 	turnd    string // for turnd upgrade
+	coturn   string
 	turnload string
 	uclient  string
 	peer     *process // turnutils_peer, uclient's echo
+	peerBin  string
 	peerPort int
 	opts     serverOpts // given to every server started
 	log      io.Writer  // progress
@@ -43,6 +45,9 @@ type scenario struct {
 	// replacesServer scenarios end the server process they were given (a
 	// hand-over to a successor they stop themselves): its exit is no error.
 	replacesServer bool
+	// rows, if set, runs the whole scenario on servers it starts itself
+	// (in its own topology) and returns their rows; run is unused then.
+	rows func(ctx context.Context, e *env, dir string) []Row
 }
 
 // uclientLoad is the load of every uclient scenario: the one coturn's
@@ -92,6 +97,7 @@ func scenarios() []scenario {
 		{name: "idle-rss", run: idleRSS,
 			command: fmt.Sprintf("turnload idle --clients %s --concurrency 100 --duration %v", idleClients, idleHold)},
 		handoverScenario(),
+		netnsScenario(),
 	}
 }
 

@@ -76,6 +76,9 @@ func renderTable(w io.Writer, res *Results) {
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(heads)))
 	var order []string
 	for _, r := range res.Rows {
+		if r.Netns != nil {
+			continue // its own table (renderNetns)
+		}
 		if len(order) == 0 || order[len(order)-1] != r.Scenario {
 			order = append(order, r.Scenario)
 		}
@@ -161,6 +164,9 @@ func targets(rows []Row) []Target {
 		func(x float64, _ Row) bool { return x >= 1 })
 	add("RSS per idle allocation", "idle-rss", "≤ 1.00×", func(r Row) float64 { return r.RSSPerAllocKB },
 		func(x float64, _ Row) bool { return x <= 1 })
+	if _, ok := rowOf(rows, "netns", "coturn"); ok {
+		out = append(out, netnsTargets(rows)...)
+	}
 	return out
 }
 

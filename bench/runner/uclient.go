@@ -31,6 +31,7 @@ var (
 // over its sending window.
 type uclientResult struct {
 	Sent, Received int64
+	Lost           int64 // uclient's "Total lost packets"
 	LossPct        float64
 	RTTAvgMs       float64
 	RTTMaxMs       float64
@@ -45,6 +46,9 @@ type uclientResult struct {
 // server's CPU excludes uclient's slow, one-by-one allocation phase.
 type uclientWatcher struct {
 	sample func() (procstat.Sample, error)
+	// marked, if set, runs at each sample: end is false at a candidate
+	// start of the window (the last one counts) and true at its end.
+	marked func(end bool)
 	res    uclientResult
 
 	startAt, endAt   time.Time
@@ -55,7 +59,10 @@ type uclientWatcher struct {
 	lines            []string // kept for error messages
 }
 
-func (w *uclientWatcher) mark() (time.Time, time.Duration) {
+func (w *uclientWatcher) mark(end bool) (time.Time, time.Duration) {
+	if w.marked != nil {
+		w.marked(end)
+	}
 	s, err := w.sample()
 	if err != nil {
 		return time.Now(), -1
@@ -65,7 +72,7 @@ func (w *uclientWatcher) mark() (time.Time, time.Duration) {
 
 // consume reads uclient's stdout to the end.
 func (w *uclientWatcher) consume(r io.Reader) {
-	w.startAt, w.startCPU = w.mark() // in case no idle progress line comes
+	w.startAt, w.startCPU = w.mark(false) // in case no idle progress line comes
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
@@ -77,7 +84,7 @@ func (w *uclientWatcher) consume(r io.Reader) {
 			now := time.Now()
 			if sent == 0 {
 				// Still allocating: the window starts no earlier than this.
-				w.startAt, w.startCPU = w.mark()
+				w.startAt, w.startCPU = w.mark(false)
 				w.started = true
 			} else if !w.lastAt.IsZero() {
 				if d := now.Sub(w.lastAt).Seconds(); d > 0.5 {
@@ -88,13 +95,14 @@ func (w *uclientWatcher) consume(r io.Reader) {
 			continue
 		}
 		if m := reTotals.FindStringSubmatch(line); m != nil && !w.ended {
-			w.endAt, w.endCPU = w.mark()
+			w.endAt, w.endCPU = w.mark(true)
 			w.ended = true
 			w.res.Sent, _ = strconv.ParseInt(m[1], 10, 64)
 			w.res.Received, _ = strconv.ParseInt(m[2], 10, 64)
 			continue
 		}
 		if m := reLost.FindStringSubmatch(line); m != nil {
+			w.res.Lost, _ = strconv.ParseInt(m[1], 10, 64)
 			w.res.LossPct, _ = strconv.ParseFloat(m[2], 64)
 			continue
 		}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// rampStep is one load of the netns ramp: processes uclients started
+// together, each with clients clients sending messages messages of 100
+// bytes, 2 ms apart. One uclient sends about 5 k messages/s each way on
+// this machine, whatever its client count (its clients take turns in one
+// loop), and makes its allocations one every 0.1 s; so the rate steps up
+// by processes, not clients, and each step's allocations take 2.6 s.
+type rampStep struct{ processes, clients, messages int }
+
+// netnsRamp is the ramp; the first step is the reference load, at which
+// every server's CPU is compared, and lasts longer. It stops at the first
+// step that loses a message.
+func netnsRamp() []rampStep {
+	return []rampStep{{2, 26, 1000}, {4, 26, 500}, {6, 26, 500}, {8, 26, 500}}
+}
+
+// uclientStepTimeout bounds one uclient of a step.
+const uclientStepTimeout = 40 * time.Second
+
+// windowRecorder keeps, for each uclient of a step, the reading at its
+// latest candidate start of sending and at its totals; the step's window
+// runs from the earliest start to the latest end.
+type windowRecorder struct {
+	take   func() cpuSnapshot
+	mu     sync.Mutex
+	starts map[int]cpuSnapshot
+	ends   map[int]cpuSnapshot
+}
+
+func (r *windowRecorder) mark(i int, end bool) {
+	s := r.take()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if end {
+		r.ends[i] = s
+	} else {
+		r.starts[i] = s
+	}
+}
+
+// window returns the step's first and last readings; ok is false unless
+// every uclient reached its totals.
+func (r *windowRecorder) window(n int) (a, b cpuSnapshot, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.ends) != n || len(r.starts) != n {
+		return a, b, false
+	}
+	for i := range n {
+		if s := r.starts[i]; a.at.IsZero() || s.at.Before(a.at) {
+			a = s
+		}
+		if s := r.ends[i]; s.at.After(b.at) {
+			b = s
+		}
+	}
+	return a, b, true
+}
+
+// takeSnapshot reads the machine, every user process and the NAPI
+// threads. A NAPI thread's time comes from /proc/PID/schedstat (its run
+// time, which /proc/PID/stat's utime+stime are scaled to).
+func takeSnapshot(kthreads []int) cpuSnapshot {
+	s := cpuSnapshot{at: time.Now(), kthreads: make(map[int]time.Duration, len(kthreads))}
+	s.machine, _ = readCPUTimes()
+	s.statAt = time.Now()
+	s.procs, _ = userProcessTimes()
+	for _, pid := range kthreads {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid)); err == nil {
+			if d, err := parseSchedstat(b); err == nil {
+				s.kthreads[pid] = d
+			}
+		}
+	}
+	s.at = time.Now()
+	return s
+}
+
+// parseSchedstat reads the first field of /proc/PID/schedstat: time on a
+// CPU, in nanoseconds.
+func parseSchedstat(b []byte) (time.Duration, error) {
+	f := bytes.Fields(b)
+	if len(f) != 3 {
+		return 0, fmt.Errorf("parse schedstat %q: %w", b, errParse)
+	}
+	ns, err := strconv.ParseInt(string(f[0]), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("parse schedstat: %w", err)
+	}
+	return time.Duration(ns), nil
+}
+
+// netnsLoad is what one step needs besides its shape.
+type netnsLoad struct {
+	uclient  string
+	toolErr  io.Writer
+	topo     topology
+	srv      *server
+	peerPID  int
+	loadNAPI []int
+	srvNAPI  []int
+}
+
+// runStep runs one ramp step against the server and charges the machine's
+// CPU over its window.
+func runStep(ctx context.Context, l netnsLoad, st rampStep) NetnsStep {
+	step := NetnsStep{Processes: st.processes, Clients: st.clients}
+	rec := &windowRecorder{
+		take:   func() cpuSnapshot { return takeSnapshot(append(append([]int{}, l.loadNAPI...), l.srvNAPI...)) },
+		starts: map[int]cpuSnapshot{}, ends: map[int]cpuSnapshot{},
+	}
+	type outcome struct {
+		res uclientResult
+		pid int
+		cpu time.Duration
+		err error
+	}
+	outs := make([]outcome, st.processes)
+	var wg sync.WaitGroup
+	for i := range st.processes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Piped, uclient's stdout is block-buffered: its progress lines
+			// would come in bursts, late, and misplace the window. stdbuf
+			// execs it line-buffered (the PID stays uclient's).
+			argv := []string{"ip", "netns", "exec", l.topo.client, "stdbuf", "-oL", l.uclient,
+				"-u", benchUser, "-w", benchPass, "-e", peerIP, "-r", strconv.Itoa(netnsPeerPort), "-X",
+				"-m", strconv.Itoa(st.clients), "-n", strconv.Itoa(st.messages), "-l", "100", "-z", "2",
+				"-p", strconv.Itoa(netnsPort), turndClientIP}
+			w := &uclientWatcher{sample: l.srv.sample, marked: func(end bool) { rec.mark(i, end) }}
+			o := &outs[i]
+			o.cpu, o.err = runToolStarted(ctx, uclientStepTimeout, l.toolErr, func(pid int) { o.pid = pid }, w.consume, argv...)
+			res, err := w.result()
+			o.res = res
+			if o.err == nil {
+				o.err = err
+			}
+		}()
+	}
+	wg.Wait()
+	roles := cpuRoles{server: l.srv.pid(), runner: os.Getpid(), loadGen: []int{l.peerPID}, exited: map[int]time.Duration{},
+		loadNAPI: l.loadNAPI, serverNAPI: l.srvNAPI}
+	var errs []error
+	for _, o := range outs {
+		step.Sent += o.res.Sent
+		step.Received += o.res.Received
+		step.Lost += o.res.Lost
+		if o.pid != 0 {
+			roles.loadGen = append(roles.loadGen, o.pid)
+			roles.exited[o.pid] = o.cpu
+		}
+		if o.err != nil {
+			errs = append(errs, o.err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		step.Error = err.Error()
+	}
+	if a, b, ok := rec.window(st.processes); ok {
+		step.WindowS = b.at.Sub(a.at).Seconds()
+		step.CPU = splitCPU(a, b, roles)
+	} else if step.Error == "" {
+		step.Error = "a uclient printed no totals"
+	}
+	step.settle()
+	return step
+}
