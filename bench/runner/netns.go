@@ -179,42 +179,58 @@ func inNetns(ns string, fn func() error) error {
 	return <-done
 }
 
-// ethtoolSGRO is the legacy ETHTOOL_SGRO command (linux/ethtool.h).
-const ethtoolSGRO = 0x2c
+// Legacy ethtool commands (linux/ethtool.h).
+const (
+	ethtoolSTSO = 0x1f
+	ethtoolSGRO = 0x2c
+)
 
-// setGRO turns GRO on for dev in ns: a veth receives through NAPI only
-// with GRO (or XDP) on, and only NAPI can run in a thread of its own.
-func setGRO(ns, dev string) error {
+// napiReceive makes dev's peer hand it datagrams through NAPI: a veth
+// receives through NAPI only with GRO on, and takes a datagram from a local
+// socket that way only if the sending end has no TSO (veth_xmit). TSO is
+// for TCP; the datagrams here are UDP, so nothing else changes.
+func napiReceive(ns, dev string) error {
 	return inNetns(ns, func() error {
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
-			return fmt.Errorf("gro on %s: socket: %w", dev, err)
+			return fmt.Errorf("ethtool %s: socket: %w", dev, err)
 		}
 		defer unix.Close(fd)
-		val := &struct{ cmd, data uint32 }{ethtoolSGRO, 1}
-		var ifr struct {
-			name [unix.IFNAMSIZ]byte
-			data uintptr
-			_    [16]byte // the rest of struct ifreq's union
-		}
-		copy(ifr.name[:], dev)
-		ifr.data = uintptr(unsafe.Pointer(val))
-		_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
-		runtime.KeepAlive(val)
-		if errno != 0 {
-			return fmt.Errorf("gro on %s: %w", dev, errno)
+		for _, c := range []struct{ cmd, data uint32 }{{ethtoolSTSO, 0}, {ethtoolSGRO, 1}} {
+			if err := ethtoolSet(fd, dev, c.cmd, c.data); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
 }
 
+// ethtoolSet sends one legacy ethtool "set" command (struct ethtool_value).
+func ethtoolSet(fd int, dev string, cmd, data uint32) error {
+	val := &struct{ cmd, data uint32 }{cmd, data}
+	var ifr struct {
+		name [unix.IFNAMSIZ]byte
+		data uintptr
+		_    [16]byte // the rest of struct ifreq's union
+	}
+	copy(ifr.name[:], dev)
+	ifr.data = uintptr(unsafe.Pointer(val))
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
+	runtime.KeepAlive(val)
+	if errno != 0 {
+		return fmt.Errorf("ethtool %s: command %#x: %w", dev, cmd, errno)
+	}
+	return nil
+}
+
 // threadedNAPI moves dev's receive processing into a kernel thread of its
 // own (napi/<dev>-<id>) and returns that thread's PID. Without it a veth
-// delivers in the sender's system call, and tick-based accounting charges
-// the receiver's whole path (on the kernel path, the tc program's relaying
-// too) to the sending process: to the load generator.
+// delivers in the sender's system call (netif_rx, then the softirq as the
+// call leaves), and the kernel charges the receiver's whole path (on the
+// kernel path, the tc program's relaying too) to the sending process: to
+// the load generator.
 func threadedNAPI(ctx context.Context, ns, dev string) (int, error) {
-	if err := setGRO(ns, dev); err != nil {
+	if err := napiReceive(ns, dev); err != nil {
 		return 0, err
 	}
 	// sysfs shows the namespace of whoever mounted it: ip netns exec mounts

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,17 +13,21 @@ import (
 
 // rampStep is one load of the netns ramp: processes uclients started
 // together, each with clients clients sending messages messages of 100
-// bytes, 2 ms apart. One uclient sends about 5 k messages/s each way on
-// this machine, whatever its client count (its clients take turns in one
+// bytes, 2 ms apart, without RTCP allocations (-c: each RTP/RTCP pair
+// would hold an EVEN-PORT reservation, and turnd allows a user 8 at once,
+// fewer than a dozen uclients allocating together ask for). One uclient sends no more than about 5 k messages/s
+// each way here, whatever its client count (its clients take turns in one
 // loop), and makes its allocations one every 0.1 s; so the rate steps up
-// by processes, not clients, and each step's allocations take 2.6 s.
+// by processes, not clients (each step's allocations take 2.6 s), and the
+// messages per client shrink as processes grow, so every step sends
+// about as much and lasts about as long.
 type rampStep struct{ processes, clients, messages int }
 
 // netnsRamp is the ramp; the first step is the reference load, at which
-// every server's CPU is compared, and lasts longer. It stops at the first
-// step that loses a message.
+// every server's CPU is compared. It stops at the first step that loses a
+// message.
 func netnsRamp() []rampStep {
-	return []rampStep{{2, 26, 1000}, {4, 26, 500}, {6, 26, 500}, {8, 26, 500}}
+	return []rampStep{{2, 26, 1000}, {4, 26, 500}, {8, 26, 250}, {12, 26, 170}, {16, 26, 125}}
 }
 
 // uclientStepTimeout bounds one uclient of a step.
@@ -138,7 +141,7 @@ func runStep(ctx context.Context, l netnsLoad, st rampStep) NetnsStep {
 			// would come in bursts, late, and misplace the window. stdbuf
 			// execs it line-buffered (the PID stays uclient's).
 			argv := []string{"ip", "netns", "exec", l.topo.client, "stdbuf", "-oL", l.uclient,
-				"-u", benchUser, "-w", benchPass, "-e", peerIP, "-r", strconv.Itoa(netnsPeerPort), "-X",
+				"-u", benchUser, "-w", benchPass, "-e", peerIP, "-r", strconv.Itoa(netnsPeerPort), "-X", "-c",
 				"-m", strconv.Itoa(st.clients), "-n", strconv.Itoa(st.messages), "-l", "100", "-z", "2",
 				"-p", strconv.Itoa(netnsPort), turndClientIP}
 			w := &uclientWatcher{sample: l.srv.sample, marked: func(end bool) { rec.mark(i, end) }}
@@ -146,8 +149,13 @@ func runStep(ctx context.Context, l netnsLoad, st rampStep) NetnsStep {
 			o.cpu, o.err = runToolStarted(ctx, uclientStepTimeout, l.toolErr, func(pid int) { o.pid = pid }, w.consume, argv...)
 			res, err := w.result()
 			o.res = res
-			if o.err == nil {
+			switch {
+			case o.err == nil:
 				o.err = err
+			case err == nil: // totals printed, then a failure: say what uclient said last
+				o.err = fmt.Errorf("%w; last lines: %q", o.err, tail(w.lines, 3))
+			default:
+				o.err = fmt.Errorf("%w (%w)", err, o.err)
 			}
 		}()
 	}
@@ -167,8 +175,8 @@ func runStep(ctx context.Context, l netnsLoad, st rampStep) NetnsStep {
 			errs = append(errs, o.err)
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		step.Error = err.Error()
+	if len(errs) > 0 {
+		step.Error = fmt.Sprintf("%d of %d uclients failed; the first: %v", len(errs), st.processes, errs[0])
 	}
 	if a, b, ok := rec.window(st.processes); ok {
 		step.WindowS = b.at.Sub(a.at).Seconds()

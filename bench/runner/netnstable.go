@@ -91,4 +91,4 @@ func netnsTargets(rows []Row) []Target {
 }
 
 // escapeCell keeps a message from splitting a Markdown table cell.
-func escapeCell(s string) string { return strings.ReplaceAll(s, "|", "/") }
+func escapeCell(s string) string { return strings.NewReplacer("|", "/", "\n", "; ").Replace(s) }
