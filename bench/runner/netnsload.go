@@ -13,9 +13,10 @@ import (
 
 // rampStep is one load of the netns ramp: processes uclients started
 // together, each with clients clients sending messages messages of 100
-// bytes, 2 ms apart, without RTCP allocations (-c: each RTP/RTCP pair
-// would hold an EVEN-PORT reservation, and turnd allows a user 8 at once,
-// fewer than a dozen uclients allocating together ask for). One uclient sends no more than about 5 k messages/s
+// bytes, 2 ms apart, without RTCP allocations (-c: one allocation per
+// client; without it turnd answered parallel uclients 486 with every quota
+// of the config off, which leaves its cap of 8 EVEN-PORT reservations per
+// user). One uclient sends no more than about 5 k messages/s
 // each way here, whatever its client count (its clients take turns in one
 // loop), and makes its allocations one every 0.1 s; so the rate steps up
 // by processes, not clients (each step's allocations take 2.6 s), and the
