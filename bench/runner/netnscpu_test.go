@@ -190,3 +190,28 @@ func TestNetnsNames(t *testing.T) {
 		t.Error("another device's thread matched")
 	}
 }
+
+// TestKeepReference: a second reference run replaces the first only if it
+// worked and other work disturbed it less (CPUs on average over its window).
+func TestKeepReference(t *testing.T) {
+	run := func(other, window float64, err string) NetnsStep {
+		return NetnsStep{Sent: 1, WindowS: window, CPU: cpuShare{Other: other}, Error: err}
+	}
+	first := run(3, 6, "") // 0.5 CPUs
+	cases := []struct {
+		second NetnsStep
+		keep   bool
+	}{
+		{run(0.6, 6, ""), true},         // 0.1 CPUs
+		{run(2.8, 4, ""), false},        // 0.7 CPUs: worse, though less CPU in all
+		{run(0.1, 6, "uclient"), false}, // failed
+	}
+	for i, c := range cases {
+		if got := keepReference(first, c.second); got != c.keep {
+			t.Errorf("case %d: keepReference = %v, want %v", i, got, c.keep)
+		}
+	}
+	if !keepReference(run(0, 6, "uclient"), run(3, 6, "")) {
+		t.Error("a working run did not replace a failed one")
+	}
+}

@@ -53,6 +53,17 @@ type NetnsStep struct {
 	ServerProcUS float64  `json:"server_process_us_per_pkt"`
 	LossFree     bool     `json:"loss_free"`
 	Error        string   `json:"error,omitempty"`
+	// kernel and relayedMetric are what turnd's counters grew by over the
+	// step (read for the reference load only).
+	kernel, relayedMetric float64
+}
+
+// otherCPUs is how many CPUs other work used on average in the window.
+func (s NetnsStep) otherCPUs() float64 {
+	if s.WindowS <= 0 {
+		return 0
+	}
+	return max(0, s.CPU.Other) / s.WindowS
 }
 
 // relayed is every datagram the server forwarded: each message crosses it
