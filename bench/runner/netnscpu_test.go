@@ -215,3 +215,21 @@ func TestKeepReference(t *testing.T) {
 		t.Error("a working run did not replace a failed one")
 	}
 }
+
+// TestPortWindow: a server's steps get disjoint local port ranges above
+// the privileged ports and below 65536.
+func TestPortWindow(t *testing.T) {
+	prevHi := 1023
+	for i := range 6 {
+		lo, hi := portWindow(i)
+		if lo <= prevHi || hi < lo || hi > 65535 {
+			t.Fatalf("step %d: ports %d-%d after %d", i, lo, hi, prevHi)
+		}
+		prevHi = hi
+	}
+	// A server gets at most six steps (the reference twice, four more of
+	// the ramp); a seventh must still be a valid range.
+	if lo, hi := portWindow(6); lo < 1024 || hi > 65535 {
+		t.Fatalf("step 6: ports %d-%d", lo, hi)
+	}
+}

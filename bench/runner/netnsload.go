@@ -107,8 +107,35 @@ func parseSchedstat(b []byte) (time.Duration, error) {
 	return time.Duration(ns), nil
 }
 
+// clientPortWindow is how many local ports each step's uclients get.
+const clientPortWindow = 10000
+
+// portWindow is the range of local ports of a server's step i (0 first):
+// uclient never releases its allocations, so a client socket on a port an
+// earlier step used would meet that step's allocation on the server (437,
+// or 400 to its ChannelBind); disjoint ranges keep every step's 5-tuples
+// new. Six steps fit below 65536.
+func portWindow(i int) (lo, hi int) {
+	lo = 1024 + (i%6)*clientPortWindow
+	return lo, lo + clientPortWindow - 1
+}
+
+// clientPorts sets the client namespace's local port range for step i.
+func clientPorts(ns string, i int) error {
+	lo, hi := portWindow(i)
+	return inNetns(ns, func() error {
+		// /proc/sys/net shows the namespace of the thread that opens it.
+		if err := os.WriteFile("/proc/sys/net/ipv4/ip_local_port_range", []byte(fmt.Sprintf("%d %d", lo, hi)), 0); err != nil {
+			return fmt.Errorf("client port range: %w", err)
+		}
+		return nil
+	})
+}
+
 // netnsLoad is what one step needs besides its shape.
 type netnsLoad struct {
+	// steps counts the steps run against the current server (portWindow).
+	steps    *int
 	uclient  string
 	toolErr  io.Writer
 	topo     topology
@@ -122,6 +149,11 @@ type netnsLoad struct {
 // CPU over its window.
 func runStep(ctx context.Context, l netnsLoad, st rampStep) NetnsStep {
 	step := NetnsStep{Processes: st.processes, Clients: st.clients}
+	if err := clientPorts(l.topo.client, *l.steps); err != nil {
+		step.Error = err.Error()
+		return step
+	}
+	*l.steps++
 	rec := &windowRecorder{
 		take:   func() cpuSnapshot { return takeSnapshot(append(append([]int{}, l.loadNAPI...), l.srvNAPI...)) },
 		starts: map[int]cpuSnapshot{}, ends: map[int]cpuSnapshot{},

@@ -122,7 +122,7 @@ func netnsServerRow(ctx context.Context, e *env, load netnsLoad, k netnsKind, di
 		return
 	}
 	defer srv.stop()
-	load.srv = srv
+	load.srv, load.steps = srv, new(int)
 	n := row.Netns
 	ramp := netnsRamp()
 	ref := referenceLoad(ctx, e, load, k, ramp[0], deadline, row)
