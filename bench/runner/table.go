@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -68,6 +69,9 @@ func keyName(scenario string) string {
 // renderTable writes the table as Markdown: for each scenario a row per
 // server and a row of ratios turnd/coturn.
 func renderTable(w io.Writer, res *Results) {
+	if !slices.ContainsFunc(res.Rows, func(r Row) bool { return r.Netns == nil }) {
+		return // a run of the netns scenario alone
+	}
 	cols := columns()
 	heads := []string{"scenario", "server"}
 	for _, c := range cols {
