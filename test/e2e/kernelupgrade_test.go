@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"net"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -111,5 +113,61 @@ func TestKernelPathAcrossUpgrade(t *testing.T) {
 	if len(recs) != 1 || recs[0]["to_peer_packets"] != float64(packets) || recs[0]["from_peer_packets"] != float64(packets) ||
 		recs[0]["to_peer_bytes"] != float64(size) || recs[0]["from_peer_bytes"] != float64(size) {
 		t.Fatalf("usage records %v, want one with %d packets and %d bytes each way", recs, packets, size)
+	}
+}
+
+// TestKernelPathAfterFailedUpgrade: a hand-over that fails after the old
+// process froze (the successor cannot bind a listener the config adds)
+// puts the old process's kernel entries back as it thaws: the channel is
+// relayed in the kernel again, and its usage record holds both stretches.
+func TestKernelPathAfterFailedUpgrade(t *testing.T) {
+	k := newKernelNet(t)
+	srv := &kernelServer{ns: k.turnd, cfg: kernelConfig(t), offload: "tc"}
+	path := filepath.Join(t.TempDir(), "turnd.yaml")
+	srv.write(t, path, srv.cfg)
+	wrapper := []string{"ip", "netns", "exec", string(k.turnd)}
+	l := startChain(t, path, wrapper)
+	srv.turnd = l.turnd
+	peer := k.listenPeer(t, kPeer4)
+	ch := k.openChannel(t, kClient4, net.JoinHostPort(kServer4, strconv.Itoa(kTURNPort)), peer)
+	before := payloads("before", 30)
+	ch.throughKernel(t, srv, before)
+
+	var busy net.Listener
+	if err := k.turnd.do(func() (err error) {
+		busy, err = net.Listen("tcp4", net.JoinHostPort(kServer4, "0"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	grown := srv.cfg
+	grown.Listen.TCP = []string{busy.Addr().String()}
+	srv.write(t, path, grown)
+	ctx, cancel := context.WithTimeout(context.Background(), upgradeCommandTimeout)
+	defer cancel()
+	argv := append(append([]string{}, wrapper...), turndBin, "upgrade", "--pid", strconv.Itoa(l.serving().pid))
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("turnd upgrade with a listener the successor cannot bind: %v (%v), want it to fail at once:\n%s", err, ctx.Err(), out)
+	}
+	if l.serving().exited() {
+		t.Fatal("the old turnd exited after a failed upgrade")
+	}
+	thawed := payloads("thawed", 30)
+	ch.throughKernel(t, srv, thawed)
+
+	if code := ch.c.Refresh(0); code != 0 {
+		t.Fatalf("Refresh lifetime 0: error %d", code)
+	}
+	srv.waitLog("allocation deleted", 5*time.Second)
+	size := 0
+	for _, p := range append(before, thawed...) {
+		size += len(p)
+	}
+	recs := srv.usageRecords("udp", "released")
+	if len(recs) != 1 || recs[0]["to_peer_packets"] != 60.0 || recs[0]["to_peer_bytes"] != float64(size) ||
+		recs[0]["from_peer_packets"] != 60.0 || recs[0]["from_peer_bytes"] != float64(size) {
+		t.Fatalf("usage records %v, want one with 60 packets and %d bytes each way", recs, size)
 	}
 }
