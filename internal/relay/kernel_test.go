@@ -287,3 +287,37 @@ func TestKernelLeavesOwnAddressesOut(t *testing.T) {
 		t.Fatalf("installed %+v for turnd's own addresses; want none", got)
 	}
 }
+
+// TestKernelDropsOneFamily: when one family of a dual allocation ends
+// (its lifetime, RFC 8656 §7.2 ADDITIONAL-ADDRESS-FAMILY), its channels
+// leave the kernel and its slot is freed; the other family's stay.
+func TestKernelDropsOneFamily(t *testing.T) {
+	k := newFakeKernel()
+	rl := New(Options{IPv4: net.IPv4(127, 0, 0, 1), IPv6: net.IPv6loopback, MinPort: 20000, MaxPort: 40000, Kernel: k})
+	t.Cleanup(rl.Close)
+	ln, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lane, err := mmsg.Adopt(ln)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lane.Close() })
+	client := netip.MustParseAddrPort("127.0.0.1:41000")
+	r := &bindings.Route{Client: bindings.Client{Tuple: netaddr.Of(net.UDPAddrFromAddrPort(client), lane.LocalAddr()), Lane: lane}}
+	if _, err := rl.Routes().Open(r, bindings.Want{Families: bindings.Both}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rl.Routes().Close(r, bindings.Both) })
+	bindChannel(r, netip.MustParseAddrPort("127.0.0.2:5000"), 0x4001, false)
+	bindChannel(r, netip.MustParseAddrPort("[::2]:5000"), 0x4002, false)
+	if got, n := k.installed(), k.taken(); len(got) != 2 || n != 2 {
+		t.Fatalf("dual allocation: %d entries, %d slots; want 2, 2", len(got), n)
+	}
+	rl.Routes().Close(r, bindings.V6)
+	got := k.installed()
+	if len(got) != 1 || got[0].Channel != 0x4001 || k.taken() != 1 {
+		t.Fatalf("after the IPv6 family ended: entries %+v, %d slots; want the IPv4 channel and its slot", got, k.taken())
+	}
+}
