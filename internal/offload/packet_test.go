@@ -11,13 +11,14 @@ import (
 type datagram struct {
 	src, dst    netip.AddrPort
 	payload     []byte
-	ttl         uint8  // 0: 64
-	ipOptions   bool   // IPv4 header with a 4-byte option
-	frag        uint16 // IPv4 flags and fragment offset field
-	extHeader   bool   // IPv6 destination options header before UDP
-	zeroCsum    bool   // IPv4 UDP without a checksum
-	udpLenDelta int    // added to the UDP length field
-	l2pad       int    // zero bytes after the IP datagram, as short Ethernet frames carry
+	ttl         uint8   // 0: 64
+	ipOptions   bool    // IPv4 header with a 4-byte option
+	frag        uint16  // IPv4 flags and fragment offset field
+	extHeader   bool    // IPv6 destination options header before UDP
+	zeroCsum    bool    // IPv4 UDP without a checksum
+	udpLenDelta int     // added to the UDP length field
+	l2pad       int     // zero bytes after the IP datagram, as short Ethernet frames carry
+	l2dst       [6]byte // destination MAC; zero: macA
 }
 
 var (
@@ -62,7 +63,8 @@ func (d datagram) bytes() []byte {
 	binary.BigEndian.PutUint16(udp[2:], d.dst.Port())
 	binary.BigEndian.PutUint16(udp[4:], uint16(len(udp)+d.udpLenDelta))
 	copy(udp[8:], d.payload)
-	src, dst := d.src.Addr().Unmap(), d.dst.Addr().Unmap()
+	// Not unmapped: a ::ffff: address makes an IPv6 header.
+	src, dst := d.src.Addr(), d.dst.Addr()
 	if !d.zeroCsum {
 		binary.BigEndian.PutUint16(udp[6:], 0)
 		c := udpChecksum(src, dst, udp)
@@ -71,7 +73,11 @@ func (d datagram) bytes() []byte {
 		}
 		binary.BigEndian.PutUint16(udp[6:], c)
 	}
-	b := append([]byte{}, macA[:]...)
+	l2dst := d.l2dst
+	if l2dst == ([6]byte{}) {
+		l2dst = macA
+	}
+	b := append([]byte{}, l2dst[:]...)
 	b = append(b, macB[:]...)
 	if src.Is4() {
 		ihl := 5

@@ -37,10 +37,11 @@ var (
 // neighbours for the client and the peer, and the program attached there,
 // so bpf_fib_lookup in BPF_PROG_TEST_RUN finds routes and MAC addresses.
 type runEnv struct {
-	ns     string
-	path   *Path
-	ifMAC  [6]byte
-	ifName string
+	ns      string
+	path    *Path
+	ifMAC   [6]byte
+	ifName  string
+	ifIndex int
 }
 
 func newRunEnv(t *testing.T) *runEnv {
@@ -53,6 +54,9 @@ func newRunEnv(t *testing.T) *runEnv {
 	}
 	// BPF_PROG_TEST_RUN takes frames up to about a page: an MTU below
 	// that lets the tables reach it from both sides.
+	// Frames are addressed to macA: the test run's skb arrives on ofa
+	// (runCtx) as PACKET_HOST, as the stack would deliver it.
+	nsRun(t, e.ns, "ip", "link", "set", "ofa", "address", net.HardwareAddr(macA[:]).String())
 	nsRun(t, e.ns, "ip", "link", "set", "ofa", "mtu", strconv.Itoa(runMTU), "up")
 	nsRun(t, e.ns, "ip", "link", "set", "ofb", "up")
 	for _, n := range []struct {
@@ -68,6 +72,7 @@ func newRunEnv(t *testing.T) *runEnv {
 			return err
 		}
 		copy(e.ifMAC[:], ifc.HardwareAddr)
+		e.ifIndex = ifc.Index
 		e.path, err = Open(Options{Interfaces: []string{"ofa"}, MaxEntries: 64, MaxSlots: 16})
 		return err
 	})
@@ -78,13 +83,26 @@ func newRunEnv(t *testing.T) *runEnv {
 	return e
 }
 
+// runCtx is the struct __sk_buff a test run starts from: arriving on ofa.
+func (e *runEnv) runCtx() []byte {
+	ctx := make([]byte, 192)
+	binary.NativeEndian.PutUint32(ctx[40:], uint32(e.ifIndex)) // ifindex
+	return ctx
+}
+
 // run runs the program once over frame in the namespace.
 func (e *runEnv) run(t *testing.T, frame []byte) (uint32, []byte) {
+	t.Helper()
+	return e.runWith(t, frame, e.runCtx())
+}
+
+// runWith runs the program once over frame with the given context.
+func (e *runEnv) runWith(t *testing.T, frame, ctx []byte) (uint32, []byte) {
 	t.Helper()
 	out := make([]byte, len(frame)+256)
 	var ret uint32
 	err := inNS(e.ns, func() error {
-		opts := ebpf.RunOptions{Data: frame, DataOut: out}
+		opts := ebpf.RunOptions{Data: frame, DataOut: out, Context: ctx}
 		var err error
 		ret, err = e.path.objs.Relay.Run(&opts)
 		out = opts.DataOut
@@ -238,21 +256,11 @@ func TestRunGSO(t *testing.T) {
 	e := newRunEnv(t)
 	e.put(t, Entry{Client: client4, Server: server4, Relay: relay4, Peer: peer4, Channel: 0x4001})
 	in := datagram{src: client4, dst: server4, payload: channelData(0x4001, payload(100), 0, 0)}.bytes()
-	var ctx [192]byte                            // struct __sk_buff
+	ctx := e.runCtx()
 	binary.NativeEndian.PutUint32(ctx[176:], 50) // gso_size
 	binary.NativeEndian.PutUint32(ctx[164:], 2)  // gso_segs
 	before := e.passed(t)["gso"]
-	out := make([]byte, len(in)+64)
-	var ret uint32
-	if err := inNS(e.ns, func() error {
-		opts := ebpf.RunOptions{Data: in, DataOut: out, Context: ctx}
-		var err error
-		ret, err = e.path.objs.Relay.Run(&opts)
-		out = opts.DataOut
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	ret, out := e.runWith(t, in, ctx)
 	if ret != actNext || !bytes.Equal(out, in) || e.passed(t)["gso"] != before+1 {
 		t.Errorf("returned %d, unchanged %v, gso passes %d -> %d", ret, bytes.Equal(out, in), before, e.passed(t)["gso"])
 	}
@@ -297,6 +305,23 @@ func TestRunPasses(t *testing.T) {
 	unrouted := netip.MustParseAddrPort("203.0.113.9:6000")
 	e.put(t, Entry{Client: client4, Server: server4, Relay: relay4, Peer: unrouted, Channel: 0x4003})
 
+	// Clients user space would never hear from, each with an entry, so
+	// only the source check keeps them from being relayed.
+	martians := []string{"0.1.2.3", "127.0.0.2", "224.0.0.5", "239.255.0.1", "255.255.255.255", "::", "::1", "ff02::1", "ff0e::9"}
+	for i, m := range martians {
+		c := netip.AddrPortFrom(netip.MustParseAddr(m), 5000)
+		s, r, pe := server4, relay4, peer4
+		if c.Addr().Is6() {
+			s, r, pe = server6, relay6, peer6
+		}
+		// A peer port of its own keeps the downlink entries above.
+		pe = netip.AddrPortFrom(pe.Addr(), uint16(7000+i))
+		e.put(t, Entry{Client: c, Server: s, Relay: r, Peer: pe, Channel: ch})
+	}
+	mapped := func(ap netip.AddrPort) netip.AddrPort {
+		return netip.AddrPortFrom(netip.AddrFrom16(ap.Addr().As16()), ap.Port())
+	}
+
 	up4 := func(p []byte) datagram { return datagram{src: client4, dst: server4, payload: p} }
 	up6 := func(p []byte) datagram { return datagram{src: client6, dst: server6, payload: p} }
 	cd := channelData(ch, payload(64), 0, 0)
@@ -333,6 +358,25 @@ func TestRunPasses(t *testing.T) {
 		{"no neighbour", up4(channelData(0x4002, payload(8), 0, 0)).bytes(), "no_neigh"},
 		{"no route", up4(channelData(0x4003, payload(8), 0, 0)).bytes(), "fib"},
 		{"arp", arp, "not_ip"},
+		{"other host", datagram{src: client4, dst: server4, payload: cd, l2dst: macB}.bytes(), "not_host"},
+		{"broadcast", datagram{src: client4, dst: server4, payload: cd, l2dst: [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}.bytes(), "not_host"},
+		{"multicast", datagram{src: client6, dst: server6, payload: cd, l2dst: [6]byte{0x33, 0x33, 0, 0, 0, 1}}.bytes(), "not_host"},
+		{"v4-mapped both", datagram{src: mapped(client4), dst: mapped(server4), payload: cd}.bytes(), "v4_mapped"},
+		{"v4-mapped source", datagram{src: mapped(client4), dst: server6, payload: cd}.bytes(), "v4_mapped"},
+		{"v4-mapped destination", datagram{src: client6, dst: mapped(server4), payload: cd}.bytes(), "v4_mapped"},
+		{"v4-mapped peer", datagram{src: mapped(peer4), dst: mapped(relay4), payload: payload(8)}.bytes(), "v4_mapped"},
+	}
+	for _, m := range martians {
+		c := netip.AddrPortFrom(netip.MustParseAddr(m), 5000)
+		s := server4
+		if c.Addr().Is6() {
+			s = server6
+		}
+		cases = append(cases, struct {
+			name   string
+			frame  []byte
+			reason string
+		}{"martian source " + m, datagram{src: c, dst: s, payload: cd}.bytes(), "martian"})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { e.expectPass(t, c.frame, c.reason) })

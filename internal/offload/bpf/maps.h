@@ -57,7 +57,7 @@ struct counters {
 };
 
 /* Why a datagram went up to user space; the Go side names them in the same
- * order (pass.go). */
+ * order (passed.go). */
 enum pass_reason {
 	PASS_NOT_IP,
 	PASS_VLAN,
@@ -77,6 +77,9 @@ enum pass_reason {
 	PASS_EGRESS,
 	PASS_NO_SLOT,
 	PASS_ENCAPSULATED,
+	PASS_NOT_HOST,
+	PASS_MARTIAN,
+	PASS_V4_MAPPED,
 	DROP_ERROR, /* a helper failed after the packet was changed: dropped */
 	PASS_MAX,
 };
