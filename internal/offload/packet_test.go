@@ -15,7 +15,7 @@ type datagram struct {
 	ipOptions   bool    // IPv4 header with a 4-byte option
 	frag        uint16  // IPv4 flags and fragment offset field
 	extHeader   bool    // IPv6 destination options header before UDP
-	zeroCsum    bool    // IPv4 UDP without a checksum
+	zeroCsum    bool    // UDP checksum 0 (none, in IPv4)
 	udpLenDelta int     // added to the UDP length field
 	l2pad       int     // zero bytes after the IP datagram, as short Ethernet frames carry
 	l2dst       [6]byte // destination MAC; zero: macA

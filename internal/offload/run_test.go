@@ -205,7 +205,8 @@ func TestRunRelays(t *testing.T) {
 }
 
 // TestRunZeroChecksum: an IPv4 datagram without a UDP checksum keeps none
-// within IPv4, and goes up when it would become IPv6 (which needs one).
+// within IPv4, and goes up when it would become IPv6 (which needs one); an
+// IPv6 one, which the stack would drop, goes up whatever it would become.
 func TestRunZeroChecksum(t *testing.T) {
 	e := newRunEnv(t)
 	e.put(t, Entry{Client: client4, Server: server4, Relay: relay4, Peer: peer4, Channel: 0x4001})
@@ -220,6 +221,19 @@ func TestRunZeroChecksum(t *testing.T) {
 	}
 	in = datagram{src: client4, dst: server4, payload: channelData(0x4002, payload(40), 0, 0), zeroCsum: true}.bytes()
 	e.expectPass(t, in, "no_checksum")
+
+	e.put(t, Entry{Client: client6, Server: server6, Relay: relay6, Peer: peer6, Channel: 0x4003})
+	e.put(t, Entry{Client: client6, Server: server6, Relay: relay4, Peer: peer4, Channel: 0x4004})
+	for _, c := range []struct {
+		name string
+		in   datagram
+	}{
+		{"v6 uplink", datagram{src: client6, dst: server6, payload: channelData(0x4003, payload(40), 0, 0), zeroCsum: true}},
+		{"v6 uplink to v4", datagram{src: client6, dst: server6, payload: channelData(0x4004, payload(40), 0, 0), zeroCsum: true}},
+		{"v6 downlink", datagram{src: peer6, dst: relay6, payload: payload(40), zeroCsum: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) { e.expectPass(t, c.in.bytes(), "no_checksum") })
+	}
 }
 
 // TestRunEthernetPadding: a short frame padded to Ethernet's 60 bytes is

@@ -150,6 +150,10 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 		return PASS_MALFORMED;
 	__builtin_memcpy(p->sport, &udp.source, 2);
 	__builtin_memcpy(p->dport, &udp.dest, 2);
+	/* RFC 8200 8.1: the stack drops IPv6 UDP without a checksum, and
+	 * relayed as IPv4 it would arrive as "no checksum" instead. */
+	if (p->v6 && !udp.check)
+		return PASS_NO_CHECKSUM;
 	p->udp_len = l4len;
 	p->csum = udp.check;
 	if (l4len >= sizeof(udp) + 4 &&
