@@ -136,8 +136,9 @@ func payload(n int) []byte {
 }
 
 // TestRunRelays checks the rewritten frames byte by byte: addresses, ports,
-// lengths, TTL, DF, MACs from the neighbour table and both checksums, for
-// each family and across families, both ways, and the counters.
+// lengths, TTL, DF on every IPv4 datagram whatever the entry's DontFragment,
+// MACs from the neighbour table and both checksums, for each family and
+// across families, both ways, and the counters.
 func TestRunRelays(t *testing.T) {
 	e := newRunEnv(t)
 	cases := []struct {
@@ -171,7 +172,7 @@ func TestRunRelays(t *testing.T) {
 			if err != nil {
 				t.Fatalf("uplink frame: %v\n%x", err, out)
 			}
-			wantDF := c.df && c.peer.Addr().Is4()
+			wantDF := c.peer.Addr().Is4()
 			if f.src != c.relay || f.dst != c.peer || !bytes.Equal(f.payload, data) || f.ttl != 64 || f.df != wantDF ||
 				f.ethDst != peerMAC || f.ethSrc != e.ifMAC {
 				t.Errorf("uplink: %v -> %v ttl %d df %v eth %x<-%x payload %d bytes equal %v",
@@ -188,8 +189,8 @@ func TestRunRelays(t *testing.T) {
 				t.Fatalf("downlink frame: %v\n%x", err, out)
 			}
 			if want := channelData(ch, data, 0, 0); f.src != c.server || f.dst != c.client || !bytes.Equal(f.payload, want) ||
-				f.ttl != 64 || f.ethDst != clientMAC || f.ethSrc != e.ifMAC {
-				t.Errorf("downlink: %v -> %v ttl %d eth %x<-%x payload %x", f.src, f.dst, f.ttl, f.ethDst, f.ethSrc, f.payload)
+				f.ttl != 64 || f.df != c.client.Addr().Is4() || f.ethDst != clientMAC || f.ethSrc != e.ifMAC {
+				t.Errorf("downlink: %v -> %v ttl %d df %v eth %x<-%x payload %x", f.src, f.dst, f.ttl, f.df, f.ethDst, f.ethSrc, f.payload)
 			}
 
 			got, err := e.path.Count(en.Slot)

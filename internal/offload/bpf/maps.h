@@ -18,7 +18,6 @@ struct up_key {
 	__u8 pad[2];
 };
 
-#define F_DF 1 /* set DF on the IPv4 datagram to the peer */
 #define F_V6 2 /* the rewritten datagram is IPv6 */
 
 struct up_val {

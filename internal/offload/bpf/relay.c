@@ -108,7 +108,6 @@ static __always_inline int to_peer(struct __sk_buff *skb, struct pkt *p, struct 
 	if (flen > MAX_PAYLOAD)
 		return pass(PASS_TOO_LARGE);
 	pl.out_v6 = !!(v->flags & F_V6);
-	pl.df = !!(v->flags & F_DF);
 	if (!p->v6 && p->csum == 0 && pl.out_v6)
 		return pass(PASS_NO_CHECKSUM);
 	c = bpf_map_lookup_elem(&slots, &v->slot);

@@ -16,7 +16,6 @@ struct plan {
 	__u8 dport[2];
 	__u32 paylen;  /* payload bytes after the rewrite (without ChannelData) */
 	__u8 out_v6;
-	__u8 df;
 };
 
 static __always_inline __u16 csum_fold(__u32 s)
@@ -55,11 +54,11 @@ static __always_inline int write_headers(struct __sk_buff *skb, struct plan *pl,
 		ip.version = 4;
 		ip.ihl = 5;
 		ip.tot_len = bpf_htons(sizeof(ip) + udp_len);
-		/* RFC 6864: the ID only matters where fragments may be made. */
-		if (pl->df)
-			ip.frag_off = bpf_htons(0x4000);
-		else
-			ip.id = (__u16)bpf_get_prandom_u32();
+		/* DF as user space's sockets send (IP_PMTUDISC_WANT sets it
+		 * on every datagram within the path MTU, and the program
+		 * writes none beyond the egress MTU); an atomic datagram's
+		 * ID is 0, as the kernel gives unconnected sockets' (RFC 6864). */
+		ip.frag_off = bpf_htons(0x4000);
 		ip.ttl = 64;
 		ip.protocol = IPPROTO_UDP;
 		__builtin_memcpy(&ip.saddr, pl->src + 12, 4);
