@@ -71,7 +71,6 @@ enum pass_reason {
 	PASS_TOO_LARGE,
 	PASS_NO_CHECKSUM,
 	PASS_MTU,
-	PASS_NO_NEIGH,
 	PASS_FIB,
 	PASS_EGRESS,
 	PASS_NO_SLOT,
@@ -112,8 +111,9 @@ struct {
 	__type(value, __u64);
 } passed SEC(".maps");
 
-/* The interfaces a rewritten datagram may leave by: the attached ones, all
- * Ethernet, so the L2 header the program writes is right for them. */
+/* The interfaces a rewritten datagram may leave by: the attached ones, which
+ * the operator chose; a route by any other (a tunnel, a VPN) stays with user
+ * space. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 256); /* one per attached interface at load time */

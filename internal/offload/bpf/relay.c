@@ -3,9 +3,9 @@
 
 /* relay.c: the tc program that relays UDP ChannelData (RFC 8656 section 12)
  * between a TURN client and a peer without waking user space. It handles the
- * one common shape (one whole frame per datagram, bound channel, a route and
- * a neighbour ready) and hands everything else up unchanged: every decision
- * is made before the first byte is written. */
+ * one common shape (one whole frame per datagram, bound channel, a route by
+ * an attached interface) and hands everything else up unchanged: every
+ * decision is made before the first byte is written. */
 
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
@@ -47,11 +47,14 @@ static __always_inline int drop(void)
 }
 
 /* route fills the plan's fib result; it returns -1 when the datagram can
- * leave by an attached interface now and be rewritten, else the pass
- * reason. The lookup is made as for locally sent traffic (input interface
- * lo, as the kernel's own output route lookup does): the new source is one
- * of this host's addresses, and the egress device is what the lookup is
- * for, so it cannot be named as BPF_FIB_LOOKUP_OUTPUT would need. */
+ * leave by an attached interface and be rewritten, else the pass reason.
+ * The lookup is made as for locally sent traffic (input interface lo, as
+ * the kernel's own output route lookup does): the new source is one of this
+ * host's addresses, and the egress device is what the lookup is for, so it
+ * cannot be named as BPF_FIB_LOOKUP_OUTPUT would need. It skips the
+ * neighbour table, which would take a STALE entry as it is: send() leaves
+ * the link layer to the neighbour subsystem. tot_len still makes it check
+ * the route's MTU. */
 static __always_inline int route(struct __sk_buff *skb, struct plan *pl, __u32 frame_len)
 {
 	struct bpf_fib_lookup *f = &pl->fib;
@@ -72,11 +75,9 @@ static __always_inline int route(struct __sk_buff *skb, struct plan *pl, __u32 f
 		__builtin_memcpy(&f->ipv4_src, pl->src + 12, 4);
 		__builtin_memcpy(&f->ipv4_dst, pl->dst + 12, 4);
 	}
-	rc = bpf_fib_lookup(skb, f, sizeof(*f), 0);
+	rc = bpf_fib_lookup(skb, f, sizeof(*f), BPF_FIB_LOOKUP_SKIP_NEIGH);
 	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
 		return PASS_MTU;
-	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
-		return PASS_NO_NEIGH;
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return PASS_FIB;
 	if (!bpf_map_lookup_elem(&egress, &f->ifindex))
@@ -90,6 +91,26 @@ static __always_inline int route(struct __sk_buff *skb, struct plan *pl, __u32 f
 	if (bpf_skb_change_tail(skb, frame_len, 0))
 		return PASS_ENCAPSULATED;
 	return -1;
+}
+
+/* send hands the rewritten datagram to the neighbour subsystem of the
+ * route's interface, for the nexthop the lookup left in the fib result (the
+ * gateway, or the destination itself; an IPv4 route may have an IPv6
+ * gateway). It resolves a missing entry while the datagram waits in its
+ * queue, revalidates a stale one, and writes the link-layer header; the
+ * kernel drops the Ethernet header the datagram came with itself. */
+static __always_inline long send(struct plan *pl)
+{
+	struct bpf_redir_neigh nh = {};
+
+	if (pl->fib.family == AF_INET6) {
+		nh.nh_family = AF_INET6;
+		__builtin_memcpy(nh.ipv6_nh, pl->fib.ipv6_dst, 16);
+	} else {
+		nh.nh_family = AF_INET;
+		nh.ipv4_nh = pl->fib.ipv4_dst;
+	}
+	return bpf_redirect_neigh(pl->fib.ifindex, &nh, sizeof(nh), 0);
 }
 
 /* Client -> peer: strip the ChannelData header. */
@@ -137,7 +158,7 @@ static __always_inline int to_peer(struct __sk_buff *skb, struct pkt *p, struct 
 		return drop();
 	c->to_peer_packets++;
 	c->to_peer_bytes += flen;
-	return bpf_redirect(pl.fib.ifindex, 0);
+	return send(&pl);
 }
 
 /* Peer -> client: prepend a ChannelData header. */
@@ -185,7 +206,7 @@ static __always_inline int to_client(struct __sk_buff *skb, struct pkt *p, struc
 		return drop();
 	c->to_client_packets++;
 	c->to_client_bytes += plen;
-	return bpf_redirect(pl.fib.ifindex, 0);
+	return send(&pl);
 }
 
 SEC("tc")

@@ -25,19 +25,16 @@ static __always_inline __u16 csum_fold(__u32 s)
 	return (__u16)~s;
 }
 
-/* write_headers writes L2, a fresh IP header and the UDP ports and length
- * (not its checksum) for a datagram of udp_len bytes. */
+/* write_headers writes a fresh IP header and the UDP ports and length (not
+ * its checksum) for a datagram of udp_len bytes; the link-layer header is
+ * the neighbour subsystem's (send). */
 static __always_inline int write_headers(struct __sk_buff *skb, struct plan *pl, __u32 udp_len)
 {
-	struct ethhdr eth;
 	__u32 iph;
 
-	__builtin_memcpy(eth.h_dest, pl->fib.dmac, ETH_ALEN);
-	__builtin_memcpy(eth.h_source, pl->fib.smac, ETH_ALEN);
 	if (pl->out_v6) {
 		struct ipv6hdr ip6 = {};
 
-		eth.h_proto = bpf_htons(ETH_P_IPV6);
 		ip6.version = 6;
 		ip6.payload_len = bpf_htons(udp_len);
 		ip6.nexthdr = IPPROTO_UDP;
@@ -50,7 +47,6 @@ static __always_inline int write_headers(struct __sk_buff *skb, struct plan *pl,
 	} else {
 		struct iphdr ip = {};
 
-		eth.h_proto = bpf_htons(ETH_P_IP);
 		ip.version = 4;
 		ip.ihl = 5;
 		ip.tot_len = bpf_htons(sizeof(ip) + udp_len);
@@ -68,8 +64,6 @@ static __always_inline int write_headers(struct __sk_buff *skb, struct plan *pl,
 			return -1;
 		iph = sizeof(ip);
 	}
-	if (bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0))
-		return -1;
 	struct {
 		__u8 sport[2];
 		__u8 dport[2];
