@@ -42,6 +42,12 @@ type runEnv struct {
 
 func newRunEnv(t *testing.T) *runEnv {
 	t.Helper()
+	return newRunEnvFault(t, 0)
+}
+
+// newRunEnvFault is a runEnv whose program has test hook fault on.
+func newRunEnvFault(t *testing.T, fault uint32) *runEnv {
+	t.Helper()
 	requireRoot(t)
 	e := &runEnv{ns: newNS(t), ifName: "ofa"}
 	nsRun(t, e.ns, "ip", "link", "add", "ofa", "type", "veth", "peer", "name", "ofb")
@@ -61,7 +67,7 @@ func newRunEnv(t *testing.T) *runEnv {
 			return err
 		}
 		e.ifIndex = ifc.Index
-		e.path, err = Open(Options{Interfaces: []string{"ofa"}, MaxEntries: 64, MaxSlots: 16})
+		e.path, err = Open(Options{Interfaces: []string{"ofa"}, MaxEntries: 64, MaxSlots: 16, fault: fault})
 		return err
 	})
 	if err != nil {
