@@ -10,6 +10,15 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pkg=internal/offload
 
+# asm/types.h is in the multiarch include directory of the machine that
+# builds (gen.go passes it to clang): the same objects come out of any of them.
+multiarch="$(gcc -print-multiarch 2>/dev/null || dpkg-architecture -qDEB_HOST_MULTIARCH)"
+if [[ -z "$multiarch" || ! -d "/usr/include/$multiarch" ]]; then
+	echo "bpf-generate: no multiarch include directory (/usr/include/$multiarch)" >&2
+	exit 1
+fi
+export BPF_INCLUDE="/usr/include/$multiarch"
+
 generate() {
 	(cd "$1/$pkg" && go generate ./...)
 }

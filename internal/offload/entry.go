@@ -12,14 +12,14 @@ type Entry struct {
 	Relay, Peer    netip.AddrPort // the relay socket's address and the channel's peer (unmapped)
 	Channel        uint16
 	Slot           uint32 // the allocation relay socket's counter slot (NewSlot)
-	DontFragment   bool   // DF on the IPv4 datagrams sent to the peer
+	// DontFragment is what the client asked for (RFC 8656 7.2); it changes
+	// nothing in the kernel, which sets DF on every IPv4 datagram it
+	// writes, as user space's sockets do within the path MTU.
+	DontFragment bool
 }
 
-// Flags in the map values; the same bits as F_DF and F_V6 in bpf/maps.h.
-const (
-	flagDF = 1
-	flagV6 = 2
-)
+// flagV6 in the map values is F_V6 in bpf/maps.h.
+const flagV6 = 2
 
 // keys is an entry as the two maps hold it.
 type keys struct {
@@ -71,8 +71,6 @@ func (e Entry) encode(maxSlots uint32) (keys, error) {
 		RelayPort: port(e.Relay.Port()), PeerPort: port(e.Peer.Port()), Slot: e.Slot}
 	if e.Peer.Addr().Unmap().Is6() {
 		k.upVal.Flags |= flagV6
-	} else if e.DontFragment {
-		k.upVal.Flags |= flagDF
 	}
 	k.down = relayDownKey{Peer: peer, Relay: relay,
 		PeerPort: port(e.Peer.Port()), RelayPort: port(e.Relay.Port())}

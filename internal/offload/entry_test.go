@@ -31,7 +31,7 @@ func TestEntryRejects(t *testing.T) {
 
 // TestEntryLayout pins what the program matches on: IPv4 in its ::ffff:
 // form (mapped input unmapped first), ports and channel in network order,
-// DF only towards an IPv4 peer, the IPv6 flag by the far side's family.
+// no flag for DF, the IPv6 flag by the far side's family.
 func TestEntryLayout(t *testing.T) {
 	mapped := netip.AddrPortFrom(netip.AddrFrom16(client4.Addr().As16()), client4.Port())
 	e := Entry{Client: mapped, Server: server4, Relay: relay6, Peer: peer6, Channel: 0x4abc, Slot: 3, DontFragment: true}
@@ -50,7 +50,7 @@ func TestEntryLayout(t *testing.T) {
 		t.Errorf("downlink key %+v", k.down)
 	}
 	e.Relay, e.Peer = relay4, peer4
-	if k, _ := e.encode(8); k.upVal.Flags != flagDF {
-		t.Errorf("v4 peer with DF: flags %d", k.upVal.Flags)
+	if k, _ := e.encode(8); k.upVal.Flags != 0 {
+		t.Errorf("v4 peer with DF: flags %d, want none", k.upVal.Flags)
 	}
 }

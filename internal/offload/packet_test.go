@@ -11,13 +11,14 @@ import (
 type datagram struct {
 	src, dst    netip.AddrPort
 	payload     []byte
-	ttl         uint8  // 0: 64
-	ipOptions   bool   // IPv4 header with a 4-byte option
-	frag        uint16 // IPv4 flags and fragment offset field
-	extHeader   bool   // IPv6 destination options header before UDP
-	zeroCsum    bool   // IPv4 UDP without a checksum
-	udpLenDelta int    // added to the UDP length field
-	l2pad       int    // zero bytes after the IP datagram, as short Ethernet frames carry
+	ttl         uint8   // 0: 64
+	ipOptions   bool    // IPv4 header with a 4-byte option
+	frag        uint16  // IPv4 flags and fragment offset field
+	extHeader   bool    // IPv6 destination options header before UDP
+	zeroCsum    bool    // UDP checksum 0 (none, in IPv4)
+	udpLenDelta int     // added to the UDP length field
+	l2pad       int     // zero bytes after the IP datagram, as short Ethernet frames carry
+	l2dst       [6]byte // destination MAC; zero: macA
 }
 
 var (
@@ -62,7 +63,8 @@ func (d datagram) bytes() []byte {
 	binary.BigEndian.PutUint16(udp[2:], d.dst.Port())
 	binary.BigEndian.PutUint16(udp[4:], uint16(len(udp)+d.udpLenDelta))
 	copy(udp[8:], d.payload)
-	src, dst := d.src.Addr().Unmap(), d.dst.Addr().Unmap()
+	// Not unmapped: a ::ffff: address makes an IPv6 header.
+	src, dst := d.src.Addr(), d.dst.Addr()
 	if !d.zeroCsum {
 		binary.BigEndian.PutUint16(udp[6:], 0)
 		c := udpChecksum(src, dst, udp)
@@ -71,7 +73,11 @@ func (d datagram) bytes() []byte {
 		}
 		binary.BigEndian.PutUint16(udp[6:], c)
 	}
-	b := append([]byte{}, macA[:]...)
+	l2dst := d.l2dst
+	if l2dst == ([6]byte{}) {
+		l2dst = macA
+	}
+	b := append([]byte{}, l2dst[:]...)
 	b = append(b, macB[:]...)
 	if src.Is4() {
 		ihl := 5
@@ -132,8 +138,13 @@ func parseFrame(b []byte) (frame, error) {
 	copy(f.ethSrc[:], b[6:12])
 	var src, dst netip.Addr
 	var udp []byte
-	switch binary.BigEndian.Uint16(b[12:]) {
-	case 0x0800:
+	// By the IP version: the ethertype is the one the frame came with
+	// (the kernel writes the new link-layer header after the program).
+	if len(b) < 15 {
+		return f, errors.New("no IP header")
+	}
+	switch b[14] >> 4 {
+	case 4:
 		ip := b[14:]
 		if len(ip) < 20 || ip[0] != 0x45 {
 			return f, fmt.Errorf("IPv4 header %x", ip[:1])
@@ -155,7 +166,7 @@ func parseFrame(b []byte) (frame, error) {
 		f.ttl = ip[8]
 		src, dst = netip.AddrFrom4([4]byte(ip[12:16])), netip.AddrFrom4([4]byte(ip[16:20]))
 		udp = ip[20:]
-	case 0x86dd:
+	case 6:
 		ip := b[14:]
 		if len(ip) < 40 || ip[0] != 0x60 || ip[1] != 0 || ip[2] != 0 || ip[3] != 0 {
 			return f, fmt.Errorf("IPv6 header %x", ip[:4])
@@ -167,7 +178,7 @@ func parseFrame(b []byte) (frame, error) {
 		src, dst = netip.AddrFrom16([16]byte(ip[8:24])), netip.AddrFrom16([16]byte(ip[24:40]))
 		udp = ip[40:]
 	default:
-		return f, fmt.Errorf("ethertype %#x", binary.BigEndian.Uint16(b[12:]))
+		return f, fmt.Errorf("IP version %d", b[14]>>4)
 	}
 	if len(udp) < 8 || int(binary.BigEndian.Uint16(udp[4:])) != len(udp) {
 		return f, fmt.Errorf("UDP length %d, datagram %d", binary.BigEndian.Uint16(udp[4:]), len(udp))

@@ -9,7 +9,7 @@ import (
 // pass_reason in bpf/maps.h; the last is not a pass: a helper failed after
 // the packet was changed, so it was dropped.
 const passReasons = "not_ip vlan not_udp ip_options fragment ipv6_ext ttl gso " +
-	"malformed no_entry too_large no_checksum mtu no_neigh fib egress no_slot encapsulated dropped_error"
+	"malformed no_entry too_large no_checksum mtu fib egress no_slot encapsulated not_host martian v4_mapped dropped_error"
 
 // Passed returns how many datagrams the program handed to user space, by
 // reason, summed over CPUs since Open; "dropped_error" counts the datagrams

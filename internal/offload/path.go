@@ -15,6 +15,8 @@ type Options struct {
 	Interfaces []string // names; empty: every non-loopback, up, Ethernet interface
 	MaxEntries int      // per direction; 0: 65536
 	MaxSlots   int      // 0: 65536
+
+	fault uint32 // tests only: a FAULT_ hook of bpf/relay.c; 0: none
 }
 
 const defaultSize = 65536
@@ -56,7 +58,7 @@ func Open(o Options) (*Path, error) {
 		return nil, fmt.Errorf("count possible CPUs: %w", err)
 	}
 	p := &Path{ncpu: ncpu, maxSlots: uint32(orDefault(o.MaxSlots))}
-	if err := load(&p.objs, orDefault(o.MaxEntries), int(p.maxSlots), len(ifs)); err != nil {
+	if err := load(&p.objs, orDefault(o.MaxEntries), int(p.maxSlots), len(ifs), o.fault); err != nil {
 		return nil, err
 	}
 	for _, ifc := range ifs {
@@ -91,11 +93,15 @@ func orDefault(n int) int {
 	return n
 }
 
-// load loads the collection with the given table sizes into objs.
-func load(objs *relayObjects, entries, slots, ifaces int) error {
+// load loads the collection with the given table sizes and test hook into
+// objs.
+func load(objs *relayObjects, entries, slots, ifaces int, fault uint32) error {
 	spec, err := loadRelay()
 	if err != nil {
 		return fmt.Errorf("read relay program: %w", err)
+	}
+	if err := spec.Variables[relayVarFault].Set(fault); err != nil {
+		return fmt.Errorf("set test hook: %w", err)
 	}
 	spec.Maps[relayMapUplink].MaxEntries = uint32(entries)
 	spec.Maps[relayMapDownlink].MaxEntries = uint32(entries)

@@ -20,8 +20,9 @@ import (
 //	client c0 198.18.1.2, 2001:db8:1::2 -- t0 198.18.1.1, 2001:db8:1::1 turnd
 //	peer   p0 198.18.2.2, 2001:db8:2::2 -- t1 198.18.2.1, 2001:db8:2::1 turnd
 //
-// with static neighbours in turnd's namespace, so the program never meets a
-// neighbour still unresolved. Forwarding stays off on t0 and t1 (newNS turns
+// with static neighbours in turnd's namespace, so no datagram of the
+// checksum matrix waits for resolution (the neighbour tests change them).
+// Forwarding stays off on t0 and t1 (newNS turns
 // it on for lo only): the kernel path must not need a host that routes.
 type topo struct {
 	client, turnd, peer string

@@ -78,6 +78,7 @@ const (
 	relayMapSlots    = "slots"
 	relayMapUplink   = "uplink"
 	relayProgRelay   = "relay"
+	relayVarFault    = "fault"
 )
 
 // loadRelay returns the embedded CollectionSpec for relay.
@@ -141,6 +142,7 @@ type relayMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type relayVariableSpecs struct {
+	Fault *ebpf.VariableSpec `ebpf:"fault"`
 }
 
 // relayObjects contains all objects after they have been loaded into the kernel.
@@ -186,6 +188,7 @@ func (m *relayMaps) Close() error {
 //
 // It can be passed to loadRelayObjects or ebpf.CollectionSpec.LoadAndAssign.
 type relayVariables struct {
+	Fault *ebpf.Variable `ebpf:"fault"`
 }
 
 // relayPrograms contains all programs after they have been loaded into the kernel.

@@ -28,22 +28,25 @@ var (
 	peer6   = netip.MustParseAddrPort("[2001:db8:2::2]:6000")
 
 	runMTU = 3500
-
-	clientMAC = [6]byte{0x02, 0, 0, 0, 1, 2}
-	peerMAC   = [6]byte{0x02, 0, 0, 0, 2, 2}
 )
 
-// runEnv is a namespace with one veth end carrying both subnets, static
-// neighbours for the client and the peer, and the program attached there,
-// so bpf_fib_lookup in BPF_PROG_TEST_RUN finds routes and MAC addresses.
+// runEnv is a namespace with one veth end carrying both subnets and the
+// program attached there, so bpf_fib_lookup in BPF_PROG_TEST_RUN finds
+// routes. No neighbour is known: the program leaves them to the kernel.
 type runEnv struct {
-	ns     string
-	path   *Path
-	ifMAC  [6]byte
-	ifName string
+	ns      string
+	path    *Path
+	ifName  string
+	ifIndex int
 }
 
 func newRunEnv(t *testing.T) *runEnv {
+	t.Helper()
+	return newRunEnvFault(t, 0)
+}
+
+// newRunEnvFault is a runEnv whose program has test hook fault on.
+func newRunEnvFault(t *testing.T, fault uint32) *runEnv {
 	t.Helper()
 	requireRoot(t)
 	e := &runEnv{ns: newNS(t), ifName: "ofa"}
@@ -53,22 +56,18 @@ func newRunEnv(t *testing.T) *runEnv {
 	}
 	// BPF_PROG_TEST_RUN takes frames up to about a page: an MTU below
 	// that lets the tables reach it from both sides.
+	// Frames are addressed to macA: the test run's skb arrives on ofa
+	// (runCtx) as PACKET_HOST, as the stack would deliver it.
+	nsRun(t, e.ns, "ip", "link", "set", "ofa", "address", net.HardwareAddr(macA[:]).String())
 	nsRun(t, e.ns, "ip", "link", "set", "ofa", "mtu", strconv.Itoa(runMTU), "up")
 	nsRun(t, e.ns, "ip", "link", "set", "ofb", "up")
-	for _, n := range []struct {
-		addr netip.AddrPort
-		mac  [6]byte
-	}{{client4, clientMAC}, {client6, clientMAC}, {peer4, peerMAC}, {peer6, peerMAC}} {
-		nsRun(t, e.ns, "ip", "neigh", "replace", n.addr.Addr().String(), "lladdr",
-			net.HardwareAddr(n.mac[:]).String(), "nud", "permanent", "dev", "ofa")
-	}
 	err := inNS(e.ns, func() error {
 		ifc, err := net.InterfaceByName("ofa")
 		if err != nil {
 			return err
 		}
-		copy(e.ifMAC[:], ifc.HardwareAddr)
-		e.path, err = Open(Options{Interfaces: []string{"ofa"}, MaxEntries: 64, MaxSlots: 16})
+		e.ifIndex = ifc.Index
+		e.path, err = Open(Options{Interfaces: []string{"ofa"}, MaxEntries: 64, MaxSlots: 16, fault: fault})
 		return err
 	})
 	if err != nil {
@@ -78,13 +77,26 @@ func newRunEnv(t *testing.T) *runEnv {
 	return e
 }
 
+// runCtx is the struct __sk_buff a test run starts from: arriving on ofa.
+func (e *runEnv) runCtx() []byte {
+	ctx := make([]byte, 192)
+	binary.NativeEndian.PutUint32(ctx[40:], uint32(e.ifIndex)) // ifindex
+	return ctx
+}
+
 // run runs the program once over frame in the namespace.
 func (e *runEnv) run(t *testing.T, frame []byte) (uint32, []byte) {
+	t.Helper()
+	return e.runWith(t, frame, e.runCtx())
+}
+
+// runWith runs the program once over frame with the given context.
+func (e *runEnv) runWith(t *testing.T, frame, ctx []byte) (uint32, []byte) {
 	t.Helper()
 	out := make([]byte, len(frame)+256)
 	var ret uint32
 	err := inNS(e.ns, func() error {
-		opts := ebpf.RunOptions{Data: frame, DataOut: out}
+		opts := ebpf.RunOptions{Data: frame, DataOut: out, Context: ctx}
 		var err error
 		ret, err = e.path.objs.Relay.Run(&opts)
 		out = opts.DataOut
@@ -118,8 +130,10 @@ func payload(n int) []byte {
 }
 
 // TestRunRelays checks the rewritten frames byte by byte: addresses, ports,
-// lengths, TTL, DF, MACs from the neighbour table and both checksums, for
-// each family and across families, both ways, and the counters.
+// lengths, TTL, DF on every IPv4 datagram whatever the entry's DontFragment,
+// the Ethernet header left as it came (bpf_redirect_neigh replaces it) and
+// both checksums, for each family and across families, both ways, and the
+// counters.
 func TestRunRelays(t *testing.T) {
 	e := newRunEnv(t)
 	cases := []struct {
@@ -153,9 +167,9 @@ func TestRunRelays(t *testing.T) {
 			if err != nil {
 				t.Fatalf("uplink frame: %v\n%x", err, out)
 			}
-			wantDF := c.df && c.peer.Addr().Is4()
+			wantDF := c.peer.Addr().Is4()
 			if f.src != c.relay || f.dst != c.peer || !bytes.Equal(f.payload, data) || f.ttl != 64 || f.df != wantDF ||
-				f.ethDst != peerMAC || f.ethSrc != e.ifMAC {
+				f.ethDst != macA || f.ethSrc != macB {
 				t.Errorf("uplink: %v -> %v ttl %d df %v eth %x<-%x payload %d bytes equal %v",
 					f.src, f.dst, f.ttl, f.df, f.ethDst, f.ethSrc, len(f.payload), bytes.Equal(f.payload, data))
 			}
@@ -170,8 +184,8 @@ func TestRunRelays(t *testing.T) {
 				t.Fatalf("downlink frame: %v\n%x", err, out)
 			}
 			if want := channelData(ch, data, 0, 0); f.src != c.server || f.dst != c.client || !bytes.Equal(f.payload, want) ||
-				f.ttl != 64 || f.ethDst != clientMAC || f.ethSrc != e.ifMAC {
-				t.Errorf("downlink: %v -> %v ttl %d eth %x<-%x payload %x", f.src, f.dst, f.ttl, f.ethDst, f.ethSrc, f.payload)
+				f.ttl != 64 || f.df != c.client.Addr().Is4() || f.ethDst != macA || f.ethSrc != macB {
+				t.Errorf("downlink: %v -> %v ttl %d df %v eth %x<-%x payload %x", f.src, f.dst, f.ttl, f.df, f.ethDst, f.ethSrc, f.payload)
 			}
 
 			got, err := e.path.Count(en.Slot)
@@ -187,7 +201,8 @@ func TestRunRelays(t *testing.T) {
 }
 
 // TestRunZeroChecksum: an IPv4 datagram without a UDP checksum keeps none
-// within IPv4, and goes up when it would become IPv6 (which needs one).
+// within IPv4, and goes up when it would become IPv6 (which needs one); an
+// IPv6 one, which the stack would drop, goes up whatever it would become.
 func TestRunZeroChecksum(t *testing.T) {
 	e := newRunEnv(t)
 	e.put(t, Entry{Client: client4, Server: server4, Relay: relay4, Peer: peer4, Channel: 0x4001})
@@ -202,6 +217,19 @@ func TestRunZeroChecksum(t *testing.T) {
 	}
 	in = datagram{src: client4, dst: server4, payload: channelData(0x4002, payload(40), 0, 0), zeroCsum: true}.bytes()
 	e.expectPass(t, in, "no_checksum")
+
+	e.put(t, Entry{Client: client6, Server: server6, Relay: relay6, Peer: peer6, Channel: 0x4003})
+	e.put(t, Entry{Client: client6, Server: server6, Relay: relay4, Peer: peer4, Channel: 0x4004})
+	for _, c := range []struct {
+		name string
+		in   datagram
+	}{
+		{"v6 uplink", datagram{src: client6, dst: server6, payload: channelData(0x4003, payload(40), 0, 0), zeroCsum: true}},
+		{"v6 uplink to v4", datagram{src: client6, dst: server6, payload: channelData(0x4004, payload(40), 0, 0), zeroCsum: true}},
+		{"v6 downlink", datagram{src: peer6, dst: relay6, payload: payload(40), zeroCsum: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) { e.expectPass(t, c.in.bytes(), "no_checksum") })
+	}
 }
 
 // TestRunEthernetPadding: a short frame padded to Ethernet's 60 bytes is
@@ -238,21 +266,11 @@ func TestRunGSO(t *testing.T) {
 	e := newRunEnv(t)
 	e.put(t, Entry{Client: client4, Server: server4, Relay: relay4, Peer: peer4, Channel: 0x4001})
 	in := datagram{src: client4, dst: server4, payload: channelData(0x4001, payload(100), 0, 0)}.bytes()
-	var ctx [192]byte                            // struct __sk_buff
+	ctx := e.runCtx()
 	binary.NativeEndian.PutUint32(ctx[176:], 50) // gso_size
 	binary.NativeEndian.PutUint32(ctx[164:], 2)  // gso_segs
 	before := e.passed(t)["gso"]
-	out := make([]byte, len(in)+64)
-	var ret uint32
-	if err := inNS(e.ns, func() error {
-		opts := ebpf.RunOptions{Data: in, DataOut: out, Context: ctx}
-		var err error
-		ret, err = e.path.objs.Relay.Run(&opts)
-		out = opts.DataOut
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	ret, out := e.runWith(t, in, ctx)
 	if ret != actNext || !bytes.Equal(out, in) || e.passed(t)["gso"] != before+1 {
 		t.Errorf("returned %d, unchanged %v, gso passes %d -> %d", ret, bytes.Equal(out, in), before, e.passed(t)["gso"])
 	}
@@ -292,10 +310,29 @@ func TestRunPasses(t *testing.T) {
 	const ch = 0x4001
 	e.put(t, Entry{Client: client4, Server: server4, Relay: relay4, Peer: peer4, Channel: ch})
 	e.put(t, Entry{Client: client6, Server: server6, Relay: relay6, Peer: peer6, Channel: ch})
+	// A peer the neighbour table has never seen is relayed: the kernel
+	// resolves it while the datagram waits.
 	noNeigh := netip.MustParseAddrPort("198.18.2.3:6000")
 	e.put(t, Entry{Client: client4, Server: server4, Relay: relay4, Peer: noNeigh, Channel: 0x4002})
 	unrouted := netip.MustParseAddrPort("203.0.113.9:6000")
 	e.put(t, Entry{Client: client4, Server: server4, Relay: relay4, Peer: unrouted, Channel: 0x4003})
+
+	// Clients user space would never hear from, each with an entry, so
+	// only the source check keeps them from being relayed.
+	martians := []string{"0.1.2.3", "127.0.0.2", "224.0.0.5", "239.255.0.1", "255.255.255.255", "::", "::1", "ff02::1", "ff0e::9"}
+	for i, m := range martians {
+		c := netip.AddrPortFrom(netip.MustParseAddr(m), 5000)
+		s, r, pe := server4, relay4, peer4
+		if c.Addr().Is6() {
+			s, r, pe = server6, relay6, peer6
+		}
+		// A peer port of its own keeps the downlink entries above.
+		pe = netip.AddrPortFrom(pe.Addr(), uint16(7000+i))
+		e.put(t, Entry{Client: c, Server: s, Relay: r, Peer: pe, Channel: ch})
+	}
+	mapped := func(ap netip.AddrPort) netip.AddrPort {
+		return netip.AddrPortFrom(netip.AddrFrom16(ap.Addr().As16()), ap.Port())
+	}
 
 	up4 := func(p []byte) datagram { return datagram{src: client4, dst: server4, payload: p} }
 	up6 := func(p []byte) datagram { return datagram{src: client6, dst: server6, payload: p} }
@@ -330,9 +367,27 @@ func TestRunPasses(t *testing.T) {
 		{"v6 padded", up6(channelData(ch, payload(5), 3, 0)).bytes(), "malformed"},
 		{"over mtu after header", datagram{src: peer4, dst: relay4, payload: payload(runMTU - 28)}.bytes(), "mtu"},
 		{"v6 over mtu after header", datagram{src: peer6, dst: relay6, payload: payload(runMTU - 48)}.bytes(), "mtu"},
-		{"no neighbour", up4(channelData(0x4002, payload(8), 0, 0)).bytes(), "no_neigh"},
 		{"no route", up4(channelData(0x4003, payload(8), 0, 0)).bytes(), "fib"},
 		{"arp", arp, "not_ip"},
+		{"other host", datagram{src: client4, dst: server4, payload: cd, l2dst: macB}.bytes(), "not_host"},
+		{"broadcast", datagram{src: client4, dst: server4, payload: cd, l2dst: [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}.bytes(), "not_host"},
+		{"multicast", datagram{src: client6, dst: server6, payload: cd, l2dst: [6]byte{0x33, 0x33, 0, 0, 0, 1}}.bytes(), "not_host"},
+		{"v4-mapped both", datagram{src: mapped(client4), dst: mapped(server4), payload: cd}.bytes(), "v4_mapped"},
+		{"v4-mapped source", datagram{src: mapped(client4), dst: server6, payload: cd}.bytes(), "v4_mapped"},
+		{"v4-mapped destination", datagram{src: client6, dst: mapped(server4), payload: cd}.bytes(), "v4_mapped"},
+		{"v4-mapped peer", datagram{src: mapped(peer4), dst: mapped(relay4), payload: payload(8)}.bytes(), "v4_mapped"},
+	}
+	for _, m := range martians {
+		c := netip.AddrPortFrom(netip.MustParseAddr(m), 5000)
+		s := server4
+		if c.Addr().Is6() {
+			s = server6
+		}
+		cases = append(cases, struct {
+			name   string
+			frame  []byte
+			reason string
+		}{"martian source " + m, datagram{src: c, dst: s, payload: cd}.bytes(), "martian"})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { e.expectPass(t, c.frame, c.reason) })
@@ -342,6 +397,9 @@ func TestRunPasses(t *testing.T) {
 	ret, _ := e.run(t, datagram{src: peer4, dst: relay4, payload: payload(runMTU - 32)}.bytes())
 	if ret != actRedirect {
 		t.Errorf("largest downlink returned %d, want redirect", ret)
+	}
+	if ret, _ := e.run(t, up4(channelData(0x4002, payload(8), 0, 0)).bytes()); ret != actRedirect {
+		t.Errorf("datagram to a peer with no neighbour entry returned %d, want redirect", ret)
 	}
 	if n, max := len(strings.Fields(passReasons)), e.path.objs.Passed.MaxEntries(); n != int(max) {
 		t.Errorf("%d pass reason names for %d counters", n, max)

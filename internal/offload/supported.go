@@ -21,7 +21,7 @@ func Supported() error {
 		return err
 	}
 	var objs relayObjects
-	if err := load(&objs, 1, 1, 1); err != nil {
+	if err := load(&objs, 1, 1, 1, 0); err != nil {
 		return err
 	}
 	defer objs.Close()

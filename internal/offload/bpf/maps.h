@@ -18,7 +18,6 @@ struct up_key {
 	__u8 pad[2];
 };
 
-#define F_DF 1 /* set DF on the IPv4 datagram to the peer */
 #define F_V6 2 /* the rewritten datagram is IPv6 */
 
 struct up_val {
@@ -57,7 +56,7 @@ struct counters {
 };
 
 /* Why a datagram went up to user space; the Go side names them in the same
- * order (pass.go). */
+ * order (passed.go). */
 enum pass_reason {
 	PASS_NOT_IP,
 	PASS_VLAN,
@@ -72,11 +71,13 @@ enum pass_reason {
 	PASS_TOO_LARGE,
 	PASS_NO_CHECKSUM,
 	PASS_MTU,
-	PASS_NO_NEIGH,
 	PASS_FIB,
 	PASS_EGRESS,
 	PASS_NO_SLOT,
 	PASS_ENCAPSULATED,
+	PASS_NOT_HOST,
+	PASS_MARTIAN,
+	PASS_V4_MAPPED,
 	DROP_ERROR, /* a helper failed after the packet was changed: dropped */
 	PASS_MAX,
 };
@@ -110,8 +111,9 @@ struct {
 	__type(value, __u64);
 } passed SEC(".maps");
 
-/* The interfaces a rewritten datagram may leave by: the attached ones, all
- * Ethernet, so the L2 header the program writes is right for them. */
+/* The interfaces a rewritten datagram may leave by: the attached ones, which
+ * the operator chose; a route by any other (a tunnel, a VPN) stays with user
+ * space. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 256); /* one per attached interface at load time */

@@ -5,6 +5,7 @@
 
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -54,6 +55,29 @@ static __always_inline int is_ext_header(__u8 nh)
 	return 0;
 }
 
+/* Sources user space would never see: the stack drops them on input
+ * (RFC 1122 3.2.1.3 for IPv4; RFC 4291 2.5.2, 2.5.3, 2.7 for IPv6). */
+static __always_inline int martian4(__be32 a)
+{
+	__u32 h = bpf_ntohl(a);
+
+	return (h >> 24) == 0 || (h >> 24) == 127 || (h >> 28) == 0xe || h == 0xffffffff;
+}
+
+static __always_inline int v4mapped(const struct in6_addr *a)
+{
+	return !a->in6_u.u6_addr32[0] && !a->in6_u.u6_addr32[1] && a->in6_u.u6_addr32[2] == bpf_htonl(0xffff);
+}
+
+static __always_inline int martian6(const struct in6_addr *a)
+{
+	const __u32 *w = a->in6_u.u6_addr32;
+
+	if (a->in6_u.u6_addr8[0] == 0xff)
+		return 1;
+	return !(w[0] | w[1] | w[2]) && (!w[3] || w[3] == bpf_htonl(1));
+}
+
 /* parse returns -1 for a datagram worth a lookup, else the pass reason. */
 static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 {
@@ -64,6 +88,10 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 		return PASS_GSO;
 	if (skb->vlan_present)
 		return PASS_VLAN;
+	/* Broadcast, multicast and other hosts' frames are not delivered
+	 * locally, so user space would never relay them. */
+	if (skb->pkt_type != PACKET_HOST)
+		return PASS_NOT_HOST;
 	if (skb->protocol == bpf_htons(ETH_P_IP)) {
 		struct iphdr ip;
 		__u32 tot;
@@ -80,6 +108,8 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 			return PASS_NOT_UDP;
 		if (ip.ttl <= 1)
 			return PASS_TTL;
+		if (martian4(ip.saddr))
+			return PASS_MARTIAN;
 		tot = bpf_ntohs(ip.tot_len);
 		if (tot < sizeof(ip) + sizeof(udp) || ETH_HLEN + tot > skb->len)
 			return PASS_MALFORMED;
@@ -98,6 +128,12 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 			return is_ext_header(ip6.nexthdr) ? PASS_IPV6_EXT : PASS_NOT_UDP;
 		if (ip6.hop_limit <= 1)
 			return PASS_TTL;
+		/* The keys hold IPv4 as ::ffff:a.b.c.d: such an IPv6 packet
+		 * would match an IPv4 entry. */
+		if (v4mapped(&ip6.saddr) || v4mapped(&ip6.daddr))
+			return PASS_V4_MAPPED;
+		if (martian6(&ip6.saddr))
+			return PASS_MARTIAN;
 		l4len = bpf_ntohs(ip6.payload_len);
 		if (l4len < sizeof(udp) || ETH_HLEN + sizeof(ip6) + l4len > skb->len)
 			return PASS_MALFORMED;
@@ -114,6 +150,10 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 		return PASS_MALFORMED;
 	__builtin_memcpy(p->sport, &udp.source, 2);
 	__builtin_memcpy(p->dport, &udp.dest, 2);
+	/* RFC 8200 8.1: the stack drops IPv6 UDP without a checksum, and
+	 * relayed as IPv4 it would arrive as "no checksum" instead. */
+	if (p->v6 && !udp.check)
+		return PASS_NO_CHECKSUM;
 	p->udp_len = l4len;
 	p->csum = udp.check;
 	if (l4len >= sizeof(udp) + 4 &&

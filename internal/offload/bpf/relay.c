@@ -3,9 +3,9 @@
 
 /* relay.c: the tc program that relays UDP ChannelData (RFC 8656 section 12)
  * between a TURN client and a peer without waking user space. It handles the
- * one common shape (one whole frame per datagram, bound channel, a route and
- * a neighbour ready) and hands everything else up unchanged: every decision
- * is made before the first byte is written. */
+ * one common shape (one whole frame per datagram, bound channel, a route by
+ * an attached interface) and hands everything else up unchanged: every
+ * decision is made before the first byte is written. */
 
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
@@ -36,6 +36,13 @@ static __always_inline int pass(__u32 reason)
 	return TCX_NEXT;
 }
 
+/* Test hooks, set through the loader by this package's tests only. Zero in
+ * production: the verifier knows a constant's value and removes the
+ * branches on it. */
+volatile const __u32 fault = 0;
+#define FAULT_REWRITE 1 /* a helper fails at the start of the rewrite */
+#define FAULT_REUSE 2   /* the entry is replaced twice while a datagram is relayed */
+
 static __always_inline int drop(void)
 {
 	__u32 reason = DROP_ERROR;
@@ -47,11 +54,14 @@ static __always_inline int drop(void)
 }
 
 /* route fills the plan's fib result; it returns -1 when the datagram can
- * leave by an attached interface now and be rewritten, else the pass
- * reason. The lookup is made as for locally sent traffic (input interface
- * lo, as the kernel's own output route lookup does): the new source is one
- * of this host's addresses, and the egress device is what the lookup is
- * for, so it cannot be named as BPF_FIB_LOOKUP_OUTPUT would need. */
+ * leave by an attached interface and be rewritten, else the pass reason.
+ * The lookup is made as for locally sent traffic (input interface lo, as
+ * the kernel's own output route lookup does): the new source is one of this
+ * host's addresses, and the egress device is what the lookup is for, so it
+ * cannot be named as BPF_FIB_LOOKUP_OUTPUT would need. It skips the
+ * neighbour table, which would take a STALE entry as it is: send() leaves
+ * the link layer to the neighbour subsystem. tot_len still makes it check
+ * the route's MTU. */
 static __always_inline int route(struct __sk_buff *skb, struct plan *pl, __u32 frame_len)
 {
 	struct bpf_fib_lookup *f = &pl->fib;
@@ -72,11 +82,9 @@ static __always_inline int route(struct __sk_buff *skb, struct plan *pl, __u32 f
 		__builtin_memcpy(&f->ipv4_src, pl->src + 12, 4);
 		__builtin_memcpy(&f->ipv4_dst, pl->dst + 12, 4);
 	}
-	rc = bpf_fib_lookup(skb, f, sizeof(*f), 0);
+	rc = bpf_fib_lookup(skb, f, sizeof(*f), BPF_FIB_LOOKUP_SKIP_NEIGH);
 	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
 		return PASS_MTU;
-	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
-		return PASS_NO_NEIGH;
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return PASS_FIB;
 	if (!bpf_map_lookup_elem(&egress, &f->ifindex))
@@ -92,7 +100,41 @@ static __always_inline int route(struct __sk_buff *skb, struct plan *pl, __u32 f
 	return -1;
 }
 
-/* Client -> peer: strip the ChannelData header. */
+/* send hands the rewritten datagram to the neighbour subsystem of the
+ * route's interface, for the nexthop the lookup left in the fib result (the
+ * gateway, or the destination itself; an IPv4 route may have an IPv6
+ * gateway). It resolves a missing entry while the datagram waits in its
+ * queue, revalidates a stale one, and writes the link-layer header; the
+ * kernel drops the Ethernet header the datagram came with itself. */
+static __always_inline long send(struct plan *pl)
+{
+	struct bpf_redir_neigh nh = {};
+
+	if (pl->fib.family == AF_INET6) {
+		nh.nh_family = AF_INET6;
+		__builtin_memcpy(nh.ipv6_nh, pl->fib.ipv6_dst, 16);
+	} else {
+		nh.nh_family = AF_INET;
+		nh.ipv4_nh = pl->fib.ipv4_dst;
+	}
+	return bpf_redirect_neigh(pl->fib.ifindex, &nh, sizeof(nh), 0);
+}
+
+/* reuse replaces the downlink entry for dk twice, with another client and
+ * channel: a preallocated hash map gives the element a lookup returned to
+ * the second replacement, as concurrent Puts from user space would. */
+static __always_inline void reuse(struct down_key *dk, struct down_val *v)
+{
+	struct down_val other = *v;
+
+	other.channel[1] ^= 1;
+	other.client[15] ^= 1;
+	bpf_map_update_elem(&downlink, dk, &other, BPF_ANY);
+	bpf_map_update_elem(&downlink, dk, &other, BPF_ANY);
+}
+
+/* Client -> peer: strip the ChannelData header. v is the program's own
+ * copy of the entry: user space may reuse the map's element meanwhile. */
 static __always_inline int to_peer(struct __sk_buff *skb, struct pkt *p, struct up_val *v)
 {
 	struct plan pl = {};
@@ -108,7 +150,6 @@ static __always_inline int to_peer(struct __sk_buff *skb, struct pkt *p, struct 
 	if (flen > MAX_PAYLOAD)
 		return pass(PASS_TOO_LARGE);
 	pl.out_v6 = !!(v->flags & F_V6);
-	pl.df = !!(v->flags & F_DF);
 	if (!p->v6 && p->csum == 0 && pl.out_v6)
 		return pass(PASS_NO_CHECKSUM);
 	c = bpf_map_lookup_elem(&slots, &v->slot);
@@ -123,26 +164,30 @@ static __always_inline int to_peer(struct __sk_buff *skb, struct pkt *p, struct 
 	if (r >= 0)
 		return pass(r);
 
+	/* Counted as soon as it will be relayed, so a Delete followed by a
+	 * fold misses at most a datagram whose lookup was done, not one whose
+	 * rewrite is still running; a failed rewrite takes it back. */
+	c->to_peer_packets++;
+	c->to_peer_bytes += flen;
 	/* From here on the packet changes: a failure drops it. */
 	udp_len = sizeof(struct udphdr) + flen;
 	oiph = pl.out_v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
-	if (change_family(skb, p, &pl))
+	if (fault == FAULT_REWRITE || change_family(skb, p, &pl) ||
+	    move_down(skb, ETH_HLEN + oiph + sizeof(struct udphdr) + 4, flen) ||
+	    bpf_skb_change_tail(skb, ETH_HLEN + oiph + udp_len, 0) ||
+	    write_headers(skb, &pl, udp_len) ||
+	    fix_csum(skb, p, &pl, udp_len, p->chd, 0)) {
+		c->to_peer_packets--;
+		c->to_peer_bytes -= flen;
 		return drop();
-	if (move_down(skb, ETH_HLEN + oiph + sizeof(struct udphdr) + 4, flen))
-		return drop();
-	if (bpf_skb_change_tail(skb, ETH_HLEN + oiph + udp_len, 0))
-		return drop();
-	if (write_headers(skb, &pl, udp_len))
-		return drop();
-	if (fix_csum(skb, p, &pl, udp_len, p->chd, 0))
-		return drop();
-	c->to_peer_packets++;
-	c->to_peer_bytes += flen;
-	return bpf_redirect(pl.fib.ifindex, 0);
+	}
+	return send(&pl);
 }
 
-/* Peer -> client: prepend a ChannelData header. */
-static __always_inline int to_client(struct __sk_buff *skb, struct pkt *p, struct down_val *v)
+/* Peer -> client: prepend a ChannelData header. v is the program's own
+ * copy of the entry found under dk. */
+static __always_inline int to_client(struct __sk_buff *skb, struct pkt *p, struct down_key *dk,
+				     struct down_val *v)
 {
 	struct plan pl = {};
 	struct counters *c;
@@ -166,27 +211,27 @@ static __always_inline int to_client(struct __sk_buff *skb, struct pkt *p, struc
 	r = route(skb, &pl, ETH_HLEN + p->iph_len + p->udp_len);
 	if (r >= 0)
 		return pass(r);
+	if (fault == FAULT_REUSE)
+		reuse(dk, v);
 
+	c->to_client_packets++; /* as in to_peer */
+	c->to_client_bytes += plen;
 	udp_len = sizeof(struct udphdr) + 4 + plen;
 	oiph = pl.out_v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
-	if (change_family(skb, p, &pl))
-		return drop();
-	if (bpf_skb_change_tail(skb, ETH_HLEN + oiph + udp_len, 0))
-		return drop();
-	if (move_up(skb, ETH_HLEN + oiph + sizeof(struct udphdr), plen))
-		return drop();
 	__u8 hdr[4] = {v->channel[0], v->channel[1], plen >> 8, plen & 0xff}; /* RFC 8656 12.4 */
 
 	__builtin_memcpy(&chd, hdr, 4);
-	if (bpf_skb_store_bytes(skb, ETH_HLEN + oiph + sizeof(struct udphdr), &chd, 4, 0))
+	if (fault == FAULT_REWRITE || change_family(skb, p, &pl) ||
+	    bpf_skb_change_tail(skb, ETH_HLEN + oiph + udp_len, 0) ||
+	    move_up(skb, ETH_HLEN + oiph + sizeof(struct udphdr), plen) ||
+	    bpf_skb_store_bytes(skb, ETH_HLEN + oiph + sizeof(struct udphdr), &chd, 4, 0) ||
+	    write_headers(skb, &pl, udp_len) ||
+	    fix_csum(skb, p, &pl, udp_len, 0, chd)) {
+		c->to_client_packets--;
+		c->to_client_bytes -= plen;
 		return drop();
-	if (write_headers(skb, &pl, udp_len))
-		return drop();
-	if (fix_csum(skb, p, &pl, udp_len, 0, chd))
-		return drop();
-	c->to_client_packets++;
-	c->to_client_bytes += plen;
-	return bpf_redirect(pl.fib.ifindex, 0);
+	}
+	return send(&pl);
 }
 
 SEC("tc")
@@ -211,8 +256,11 @@ int relay(struct __sk_buff *skb)
 			__builtin_memcpy(k.server_port, p.dport, 2);
 			__builtin_memcpy(k.channel, &p.chd, 2);
 			v = bpf_map_lookup_elem(&uplink, &k);
-			if (v)
-				return to_peer(skb, &p, v);
+			if (v) {
+				struct up_val uv = *v;
+
+				return to_peer(skb, &p, &uv);
+			}
 		}
 	}
 	struct down_key dk = {};
@@ -223,7 +271,10 @@ int relay(struct __sk_buff *skb)
 	__builtin_memcpy(dk.peer_port, p.sport, 2);
 	__builtin_memcpy(dk.relay_port, p.dport, 2);
 	dv = bpf_map_lookup_elem(&downlink, &dk);
-	if (dv)
-		return to_client(skb, &p, dv);
+	if (dv) {
+		struct down_val dvc = *dv;
+
+		return to_client(skb, &p, &dk, &dvc);
+	}
 	return pass(PASS_NO_ENTRY);
 }

@@ -16,7 +16,6 @@ struct plan {
 	__u8 dport[2];
 	__u32 paylen;  /* payload bytes after the rewrite (without ChannelData) */
 	__u8 out_v6;
-	__u8 df;
 };
 
 static __always_inline __u16 csum_fold(__u32 s)
@@ -26,19 +25,16 @@ static __always_inline __u16 csum_fold(__u32 s)
 	return (__u16)~s;
 }
 
-/* write_headers writes L2, a fresh IP header and the UDP ports and length
- * (not its checksum) for a datagram of udp_len bytes. */
+/* write_headers writes a fresh IP header and the UDP ports and length (not
+ * its checksum) for a datagram of udp_len bytes; the link-layer header is
+ * the neighbour subsystem's (send). */
 static __always_inline int write_headers(struct __sk_buff *skb, struct plan *pl, __u32 udp_len)
 {
-	struct ethhdr eth;
 	__u32 iph;
 
-	__builtin_memcpy(eth.h_dest, pl->fib.dmac, ETH_ALEN);
-	__builtin_memcpy(eth.h_source, pl->fib.smac, ETH_ALEN);
 	if (pl->out_v6) {
 		struct ipv6hdr ip6 = {};
 
-		eth.h_proto = bpf_htons(ETH_P_IPV6);
 		ip6.version = 6;
 		ip6.payload_len = bpf_htons(udp_len);
 		ip6.nexthdr = IPPROTO_UDP;
@@ -51,15 +47,14 @@ static __always_inline int write_headers(struct __sk_buff *skb, struct plan *pl,
 	} else {
 		struct iphdr ip = {};
 
-		eth.h_proto = bpf_htons(ETH_P_IP);
 		ip.version = 4;
 		ip.ihl = 5;
 		ip.tot_len = bpf_htons(sizeof(ip) + udp_len);
-		/* RFC 6864: the ID only matters where fragments may be made. */
-		if (pl->df)
-			ip.frag_off = bpf_htons(0x4000);
-		else
-			ip.id = (__u16)bpf_get_prandom_u32();
+		/* DF as user space's sockets send (IP_PMTUDISC_WANT sets it
+		 * on every datagram within the path MTU, and the program
+		 * writes none beyond the egress MTU); an atomic datagram's
+		 * ID is 0, as the kernel gives unconnected sockets' (RFC 6864). */
+		ip.frag_off = bpf_htons(0x4000);
 		ip.ttl = 64;
 		ip.protocol = IPPROTO_UDP;
 		__builtin_memcpy(&ip.saddr, pl->src + 12, 4);
@@ -69,8 +64,6 @@ static __always_inline int write_headers(struct __sk_buff *skb, struct plan *pl,
 			return -1;
 		iph = sizeof(ip);
 	}
-	if (bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0))
-		return -1;
 	struct {
 		__u8 sport[2];
 		__u8 dport[2];
