@@ -473,3 +473,17 @@ turnd_kernel_passed_total{reason="mtu"} 1
 turnd_kernel_passed_total{reason="no_entry"} 5
 `, "turnd_kernel_passed_total")
 }
+
+// TestKernelPassedWithoutAKernelPath: with the kernel path off the family
+// is still there, at 0, as the kernel's relayed counters are.
+func TestKernelPassedWithoutAKernelPath(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if _, err := metrics.New(reg, metrics.Sources{KernelPassed: func() map[string]uint64 { return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, reg, `
+# HELP turnd_kernel_passed_total Datagrams the kernel fast path left to user space (or, reason dropped_error, dropped mid-rewrite), by reason.
+# TYPE turnd_kernel_passed_total counter
+turnd_kernel_passed_total{reason="no_entry"} 0
+`, "turnd_kernel_passed_total")
+}

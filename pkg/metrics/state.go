@@ -90,7 +90,11 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.deadline, dl)
 	}
 	if c.src.KernelPassed != nil {
-		for reason, n := range c.src.KernelPassed() {
+		passed := c.src.KernelPassed()
+		if passed == nil { // no kernel path: the family exists, at 0, as the relayed ones do
+			passed = map[string]uint64{"no_entry": 0}
+		}
+		for reason, n := range passed {
 			counter(c.kernelPassed, n, reason)
 		}
 	}
