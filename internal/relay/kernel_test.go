@@ -104,12 +104,10 @@ type kernelRig struct {
 	forbid   map[netip.AddrPort]bool
 }
 
-func newKernelRig(t *testing.T) *kernelRig {
+// loopbackLane is a client-facing UDP socket on 127.0.0.1, closed with
+// the test.
+func loopbackLane(t *testing.T) *mmsg.Socket {
 	t.Helper()
-	g := &kernelRig{k: newFakeKernel(), counters: &traffic.Counters{}, forbid: map[netip.AddrPort]bool{}}
-	g.rl = New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000, Counters: g.counters,
-		Kernel: g.k, Forbidden: func(p netip.AddrPort) bool { return g.forbid[p] }})
-	t.Cleanup(g.rl.Close)
 	ln, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +117,16 @@ func newKernelRig(t *testing.T) *kernelRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lane.Close() })
+	return lane
+}
+
+func newKernelRig(t *testing.T) *kernelRig {
+	t.Helper()
+	g := &kernelRig{k: newFakeKernel(), counters: &traffic.Counters{}, forbid: map[netip.AddrPort]bool{}}
+	g.rl = New(Options{IPv4: net.IPv4(127, 0, 0, 1), MinPort: 20000, MaxPort: 40000, Counters: g.counters,
+		Kernel: g.k, Forbidden: func(p netip.AddrPort) bool { return g.forbid[p] }})
+	t.Cleanup(g.rl.Close)
+	lane := loopbackLane(t)
 	g.client = netip.MustParseAddrPort("127.0.0.1:41000")
 	g.server = netaddr.AddrPort(lane.LocalAddr())
 	_, relayAddr := g.rl.openUDPAt(t, "udp4", lane, net.UDPAddrFromAddrPort(g.client), lane.LocalAddr(), nil)
@@ -295,15 +303,7 @@ func TestKernelDropsOneFamily(t *testing.T) {
 	k := newFakeKernel()
 	rl := New(Options{IPv4: net.IPv4(127, 0, 0, 1), IPv6: net.IPv6loopback, MinPort: 20000, MaxPort: 40000, Kernel: k})
 	t.Cleanup(rl.Close)
-	ln, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lane, err := mmsg.Adopt(ln)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lane.Close() })
+	lane := loopbackLane(t)
 	client := netip.MustParseAddrPort("127.0.0.1:41000")
 	r := &bindings.Route{Client: bindings.Client{Tuple: netaddr.Of(net.UDPAddrFromAddrPort(client), lane.LocalAddr()), Lane: lane}}
 	if _, err := rl.Routes().Open(r, bindings.Want{Families: bindings.Both}); err != nil {
