@@ -14,14 +14,7 @@ import (
 // subsystem, which resolves the new address while the first datagram waits.
 func TestPathPeerMACChanges(t *testing.T) {
 	tp := newTopo(t)
-	var p *Path
-	if err := inNS(tp.turnd, func() error {
-		var err error
-		p, err = Open(Options{})
-		return err
-	}); err != nil {
-		t.Fatalf("open: %v", err)
-	}
+	p := openPath(t, tp)
 	defer p.Close()
 
 	var sends []func(when string, n int)
@@ -91,14 +84,7 @@ func TestPathStaleNeighbourRevalidated(t *testing.T) {
 		nsRun(t, tp.turnd, "sysctl", "-qw", "net."+f+".neigh.t1.delay_first_probe_time=0",
 			"net."+f+".neigh.t1.retrans_time_ms=20", "net."+f+".neigh.t1.mcast_resolicit=3")
 	}
-	var p *Path
-	if err := inNS(tp.turnd, func() error {
-		var err error
-		p, err = Open(Options{})
-		return err
-	}); err != nil {
-		t.Fatalf("open: %v", err)
-	}
+	p := openPath(t, tp)
 	defer p.Close()
 
 	oldMAC := macOf(t, tp.peer, "p0")

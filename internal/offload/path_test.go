@@ -67,6 +67,20 @@ func newTopo(t *testing.T) topo {
 	return tp
 }
 
+// openPath opens a Path with the default options in turnd's namespace.
+func openPath(t *testing.T, tp topo) *Path {
+	t.Helper()
+	var p *Path
+	if err := inNS(tp.turnd, func() error {
+		var err error
+		p, err = Open(Options{})
+		return err
+	}); err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	return p
+}
+
 func macOf(t *testing.T, ns, dev string) string {
 	t.Helper()
 	var mac string
@@ -204,14 +218,7 @@ const tooLarge = 9217
 // deletes the entry and wants the next datagrams in user space, unchanged.
 func TestPathRelays(t *testing.T) {
 	tp := newTopo(t)
-	var p *Path
-	if err := inNS(tp.turnd, func() error {
-		var err error
-		p, err = Open(Options{})
-		return err
-	}); err != nil {
-		t.Fatalf("open: %v", err)
-	}
+	p := openPath(t, tp)
 	defer p.Close()
 	if got := p.Interfaces(); !slices.Equal(got, []string{"t0", "t1"}) {
 		t.Errorf("attached to %v, want [t0 t1]", got)
@@ -336,17 +343,8 @@ func passedOf(p *Path) map[string]uint64 {
 // next one (TCX_NEXT), not straight up the stack.
 func TestPathsChain(t *testing.T) {
 	tp := newTopo(t)
-	var first, second *Path
-	if err := inNS(tp.turnd, func() error {
-		var err error
-		if first, err = Open(Options{}); err != nil {
-			return err
-		}
-		second, err = Open(Options{})
-		return err
-	}); err != nil {
-		t.Fatalf("open: %v", err)
-	}
+	first := openPath(t, tp)
+	second := openPath(t, tp)
 	defer second.Close()
 	defer first.Close()
 	relayPath(t, tp, second, families[0], 0x4001)
