@@ -81,6 +81,34 @@ func openPath(t *testing.T, tp topo) *Path {
 	return p
 }
 
+// relayed is one entry's four sockets, each in its namespace, and the
+// entry that joins them.
+type relayed struct {
+	client, server, relay, peer *net.UDPConn
+	e                           Entry
+}
+
+// putRelayed binds the four sockets of fam on free ports and installs
+// their entry on channel ch, in a new slot.
+func putRelayed(t *testing.T, tp topo, p *Path, fam family, ch uint16) relayed {
+	t.Helper()
+	r := relayed{
+		client: listen(t, tp.client, netip.AddrPortFrom(fam.client, 0)),
+		server: listen(t, tp.turnd, netip.AddrPortFrom(fam.server, 0)),
+		relay:  listen(t, tp.turnd, netip.AddrPortFrom(fam.relay, 0)),
+		peer:   listen(t, tp.peer, netip.AddrPortFrom(fam.peer, 0)),
+	}
+	slot, err := p.NewSlot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.e = Entry{Client: local(r.client), Server: local(r.server), Relay: local(r.relay), Peer: local(r.peer), Channel: ch, Slot: slot}
+	if err := p.Put(r.e); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func macOf(t *testing.T, ns, dev string) string {
 	t.Helper()
 	var mac string
@@ -243,19 +271,9 @@ func TestPathRelays(t *testing.T) {
 }
 
 func relayPath(t *testing.T, tp topo, p *Path, fam family, ch uint16) {
-	client := listen(t, tp.client, netip.AddrPortFrom(fam.client, 0))
-	server := listen(t, tp.turnd, netip.AddrPortFrom(fam.server, 0))
-	relay := listen(t, tp.turnd, netip.AddrPortFrom(fam.relay, 0))
-	peer := listen(t, tp.peer, netip.AddrPortFrom(fam.peer, 0))
-	slot, err := p.NewSlot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.FreeSlot(slot)
-	e := Entry{Client: local(client), Server: local(server), Relay: local(relay), Peer: local(peer), Channel: ch, Slot: slot}
-	if err := p.Put(e); err != nil {
-		t.Fatal(err)
-	}
+	r := putRelayed(t, tp, p, fam, ch)
+	defer p.FreeSlot(r.e.Slot)
+	client, server, relay, peer, e, slot := r.client, r.server, r.relay, r.peer, r.e, r.e.Slot
 	errsClient, errsPeer := csumErrors(t, tp.client), csumErrors(t, tp.peer)
 
 	var want Count
