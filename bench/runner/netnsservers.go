@@ -50,15 +50,7 @@ auth:
     %s: %s
 peers:
   allowed: ["198.18.0.0/15"]
-limits:
-  unauthenticated_rate: 0
-  user_allocate_rate: 0
-  user_allocations: 0
-  ip_allocations: 0
-  prefix_allocations: 0
-  connections_per_ip: 0
-  connections_per_prefix: 0
-http:
+` + quotasOff + `http:
   address: "%s"
 `
 

@@ -70,7 +70,14 @@ auth:
     %s: %s
 peers:
   allow_loopback: true
-limits:
+` + quotasOff + `  max_bps: %d
+http:
+  address: ""
+`
+
+// quotasOff is the limits section of both turnd configurations: every
+// rate limit and quota off, as coturn (unlimited by default) runs.
+const quotasOff = `limits:
   unauthenticated_rate: 0
   user_allocate_rate: 0
   user_allocations: 0
@@ -78,9 +85,6 @@ limits:
   prefix_allocations: 0
   connections_per_ip: 0
   connections_per_prefix: 0
-  max_bps: %d
-http:
-  address: ""
 `
 
 func turndArgv(bin string, port int, dir string, o serverOpts) ([]string, error) {
