@@ -4,5 +4,5 @@
 //
 // It knows nothing about TURN, about which process it is looking at, or
 // about how a benchmark turns samples into figures: it only parses
-// /proc/PID/stat and /proc/PID/status.
+// /proc/PID/stat, /proc/PID/status and /proc/PID/schedstat.
 package procstat

@@ -48,15 +48,41 @@ func Read(pid int) (Sample, error) {
 	return s, nil
 }
 
+// Times is what /proc/PID/stat says about a process's CPU time.
+type Times struct {
+	// Own is utime+stime: the process's threads, including those that
+	// have exited.
+	Own time.Duration
+	// Reaped is cutime+cstime: the children it has waited for. A
+	// short-lived child is gone from the next listing, but its time is
+	// here in its parent's.
+	Reaped time.Duration
+	// KernelThread is whether the process is a kernel thread (PF_KTHREAD).
+	KernelThread bool
+}
+
 // UserProcesses returns the CPU time (utime+stime) of every user-space
 // process now running, by PID; kernel threads are left out. A process that
 // exits while the list is read is left out too.
 func UserProcesses() (map[int]time.Duration, error) {
+	times, err := UserProcessTimes()
+	if err != nil {
+		return nil, err
+	}
+	cpu := make(map[int]time.Duration, len(times))
+	for pid, t := range times {
+		cpu[pid] = t.Own
+	}
+	return cpu, nil
+}
+
+// UserProcessTimes is UserProcesses with each process's reaped time too.
+func UserProcessTimes() (map[int]Times, error) {
 	dir, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
 	}
-	cpu := make(map[int]time.Duration, len(dir))
+	out := make(map[int]Times, len(dir))
 	for _, e := range dir {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -66,15 +92,40 @@ func UserProcesses() (map[int]time.Duration, error) {
 		if err != nil {
 			continue // gone
 		}
-		t, kthread, err := parseStatFlags(b)
+		t, err := parseStatTimes(b)
 		if err != nil {
 			return nil, fmt.Errorf("process %d: %w", pid, err)
 		}
-		if !kthread {
-			cpu[pid] = t
+		if !t.KernelThread {
+			out[pid] = t
 		}
 	}
-	return cpu, nil
+	return out, nil
+}
+
+// RunTime returns how long process pid has run on a CPU, from
+// /proc/PID/schedstat. For a kernel thread (a NAPI thread) it is the
+// figure that /proc/PID/stat's utime+stime are scaled to.
+func RunTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read schedstat: %w", err)
+	}
+	return parseSchedstat(b)
+}
+
+// parseSchedstat reads the first field of /proc/PID/schedstat: time on a
+// CPU, in nanoseconds.
+func parseSchedstat(b []byte) (time.Duration, error) {
+	f := bytes.Fields(b)
+	if len(f) != 3 {
+		return 0, fmt.Errorf("parse schedstat %q: %w", b, ErrMalformed)
+	}
+	ns, err := strconv.ParseInt(string(f[0]), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("parse schedstat: %w", err)
+	}
+	return time.Duration(ns), nil
 }
 
 // pfKthread is PF_KTHREAD in the flags field of /proc/PID/stat.
@@ -82,38 +133,41 @@ const pfKthread = 0x00200000
 
 // parseStat returns utime+stime from the contents of /proc/PID/stat.
 func parseStat(b []byte) (time.Duration, error) {
-	t, _, err := parseStatFlags(b)
-	return t, err
+	t, err := parseStatTimes(b)
+	return t.Own, err
 }
 
-// parseStatFlags returns utime+stime from the contents of /proc/PID/stat,
-// and whether the process is a kernel thread. The command name (field 2)
-// may contain spaces and parentheses, so fields are counted from the last
-// ')'.
-func parseStatFlags(b []byte) (time.Duration, bool, error) {
+// parseStatTimes reads the contents of /proc/PID/stat. The command name
+// (field 2) may contain spaces and parentheses, so fields are counted from
+// the last ')'.
+func parseStatTimes(b []byte) (Times, error) {
 	end := bytes.LastIndexByte(b, ')')
 	if end < 0 {
-		return 0, false, fmt.Errorf("parse stat: no command name: %w", ErrMalformed)
+		return Times{}, fmt.Errorf("parse stat: no command name: %w", ErrMalformed)
 	}
-	// After ") " come field 3 (state) onwards; flags is field 9, utime and
-	// stime are fields 14 and 15, so indexes 6, 11 and 12 here.
+	// After ") " come field 3 (state) onwards; flags is field 9 and utime,
+	// stime, cutime and cstime are fields 14-17, so indexes 6 and 11-14 here.
 	fields := bytes.Fields(b[end+1:])
-	if len(fields) < 13 {
-		return 0, false, fmt.Errorf("parse stat: %d fields: %w", len(fields), ErrMalformed)
+	if len(fields) < 15 {
+		return Times{}, fmt.Errorf("parse stat: %d fields: %w", len(fields), ErrMalformed)
 	}
 	flags, err := strconv.ParseUint(string(fields[6]), 10, 64)
 	if err != nil {
-		return 0, false, fmt.Errorf("parse stat flags: %w", err)
+		return Times{}, fmt.Errorf("parse stat flags: %w", err)
 	}
-	var ticks int64
-	for _, f := range fields[11:13] {
+	var ticks [4]int64
+	for i, f := range fields[11:15] {
 		v, err := strconv.ParseInt(string(f), 10, 64)
 		if err != nil {
-			return 0, false, fmt.Errorf("parse stat: %w", err)
+			return Times{}, fmt.Errorf("parse stat field %d: %w", i+14, err)
 		}
-		ticks += v
+		ticks[i] = v
 	}
-	return time.Duration(ticks) * clockTick, flags&pfKthread != 0, nil
+	return Times{
+		Own:          time.Duration(ticks[0]+ticks[1]) * clockTick,
+		Reaped:       time.Duration(ticks[2]+ticks[3]) * clockTick,
+		KernelThread: flags&pfKthread != 0,
+	}, nil
 }
 
 // statusKB returns the value of a "Key:   123 kB" line of /proc/PID/status.

@@ -34,6 +34,31 @@ func TestParseStat(t *testing.T) {
 	}
 }
 
+// TestParseStatTimes: own time is utime+stime, reaped time cutime+cstime,
+// read past a command name holding ") ".
+func TestParseStatTimes(t *testing.T) {
+	// pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime ...
+	stat := "42 (a) b) S 1 42 42 0 -1 4194560 10 0 0 0 150 50 30 20 20 0 1 0 100 0 0\n"
+	got, err := parseStatTimes([]byte(stat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Times{Own: 2 * time.Second, Reaped: 500 * time.Millisecond}); got != want {
+		t.Fatalf("parseStatTimes = %+v, want %+v", got, want)
+	}
+	kt := "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 1 2 0 0 20 0 1 0 1 0 0\n"
+	if got, _ := parseStatTimes([]byte(kt)); !got.KernelThread {
+		t.Fatal("PF_KTHREAD not seen")
+	}
+}
+
+func TestParseSchedstat(t *testing.T) {
+	d, err := parseSchedstat([]byte("248100498 16647061 584\n"))
+	if err != nil || d != 248100498*time.Nanosecond {
+		t.Fatalf("parseSchedstat = %v, %v", d, err)
+	}
+}
+
 func TestStatusKB(t *testing.T) {
 	status := "Name:\tturnd\nVmHWM:\t   17228 kB\nVmRSS:\t   15000 kB\nThreads:\t9\n"
 	tests := []struct {
@@ -73,9 +98,11 @@ func TestReadSelf(t *testing.T) {
 func TestUserProcessesSeesSelfNotKernel(t *testing.T) {
 	kthread := false
 	if b, err := os.ReadFile("/proc/2/stat"); err == nil {
-		if _, kthread, err = parseStatFlags(b); err != nil {
+		st, err := parseStatTimes(b)
+		if err != nil {
 			t.Fatal(err)
 		}
+		kthread = st.KernelThread
 	}
 	// Burn CPU until the kernel has charged this process at least a tick.
 	deadline := time.Now().Add(5 * time.Second)

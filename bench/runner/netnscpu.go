@@ -3,6 +3,8 @@ package main
 import (
 	"slices"
 	"time"
+
+	"github.com/turnd/turnd/bench/procstat"
 )
 
 // cpuSnapshot is one reading of everything the netns scenario charges CPU
@@ -12,15 +14,9 @@ type cpuSnapshot struct {
 	at       time.Time
 	statAt   time.Time // when /proc/stat was read
 	machine  cpuTimes
-	procs    map[int]procCPU
+	procs    map[int]procstat.Times
 	kthreads map[int]time.Duration
 }
-
-// procCPU is a process's own CPU time (utime+stime) and that of its
-// children it has reaped (cutime+cstime): a short-lived process (a
-// compiler of other work) is gone from the next listing, but its time is
-// in its parent's reaped time there.
-type procCPU struct{ own, reaped time.Duration }
 
 // cpuRoles says whose CPU is whose in a window.
 type cpuRoles struct {
@@ -71,9 +67,9 @@ func splitCPU(a, b cpuSnapshot, r cpuRoles) cpuShare {
 	for _, pid := range r.loadGen {
 		end := r.exited[pid]
 		if c, ok := b.procs[pid]; ok {
-			end = c.own
+			end = c.Own
 		}
-		s.LoadGen += growth(a.procs[pid].own, end)
+		s.LoadGen += growth(a.procs[pid].Own, end)
 	}
 	for _, pid := range r.loadNAPI {
 		s.LoadGen += growth(a.kthreads[pid], b.kthreads[pid])
@@ -81,7 +77,7 @@ func splitCPU(a, b cpuSnapshot, r cpuRoles) cpuShare {
 	for _, pid := range r.serverNAPI {
 		s.ServerNAPI += growth(a.kthreads[pid], b.kthreads[pid])
 	}
-	s.ServerProc = growth(a.procs[r.server].own, b.procs[r.server].own)
+	s.ServerProc = growth(a.procs[r.server].Own, b.procs[r.server].Own)
 	s.Other = (otherWork(b, r) - otherWork(a, r)).Seconds()
 	s.Server = s.Machine - s.LoadGen - s.Other
 	return s
@@ -100,9 +96,9 @@ func otherWork(s cpuSnapshot, r cpuRoles) time.Duration {
 		switch {
 		case pid == r.server || slices.Contains(r.loadGen, pid):
 		case pid == r.runner:
-			sum += c.own
+			sum += c.Own
 		default:
-			sum += c.own + c.reaped
+			sum += c.Own + c.Reaped
 		}
 	}
 	return sum

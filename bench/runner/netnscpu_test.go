@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/turnd/turnd/bench/procstat"
 )
 
 // TestParseCPUTimes: busy is user+nice+system+irq+softirq+steal of the
@@ -24,31 +26,6 @@ func TestParseCPUTimes(t *testing.T) {
 	}
 }
 
-// TestParseStatTimes: own time is utime+stime, reaped time cutime+cstime,
-// read past a command name holding ") ".
-func TestParseStatTimes(t *testing.T) {
-	// pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime ...
-	stat := "42 (a) b) S 1 42 42 0 -1 4194560 10 0 0 0 150 50 30 20 20 0 1 0 100 0 0\n"
-	c, kthread, err := parseStatTimes([]byte(stat))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.own != 2*time.Second || c.reaped != 500*time.Millisecond || kthread {
-		t.Fatalf("parseStatTimes = %+v, kthread %v; want own 2s, reaped 500ms, no kthread", c, kthread)
-	}
-	kt := "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 1 2 0 0 20 0 1 0 1 0 0\n"
-	if _, kthread, _ := parseStatTimes([]byte(kt)); !kthread {
-		t.Fatal("PF_KTHREAD not seen")
-	}
-}
-
-func TestParseSchedstat(t *testing.T) {
-	d, err := parseSchedstat([]byte("248100498 16647061 584\n"))
-	if err != nil || d != 248100498*time.Nanosecond {
-		t.Fatalf("parseSchedstat = %v, %v", d, err)
-	}
-}
-
 // TestSplitCPU: the machine's time is CPUs × wall time less idle and
 // iowait (not the tick-sampled busy fields), and the server's share is it less the
 // load generator (its processes, alive or exited, and the NAPI threads of
@@ -61,22 +38,22 @@ func TestSplitCPU(t *testing.T) {
 	a := cpuSnapshot{
 		statAt:  t0,
 		machine: cpuTimes{busy: 1000, idle: 500, cpus: 2}, // ticks of 1/100 s
-		procs: map[int]procCPU{
-			server: {own: 1 * s}, peer: {own: 2 * s}, uc1: {own: 1 * s}, uc2: {own: 1 * s},
-			runner: {own: 1 * s, reaped: 3 * s}, shell: {own: 1 * s},
-			16: {own: 4 * s}, // a compiler of other work, gone by the end
+		procs: map[int]procstat.Times{
+			server: {Own: 1 * s}, peer: {Own: 2 * s}, uc1: {Own: 1 * s}, uc2: {Own: 1 * s},
+			runner: {Own: 1 * s, Reaped: 3 * s}, shell: {Own: 1 * s},
+			16: {Own: 4 * s}, // a compiler of other work, gone by the end
 		},
 		kthreads: map[int]time.Duration{napiC: 1 * s, napiT: 1 * s},
 	}
 	b := cpuSnapshot{
 		statAt:  t0.Add(15 * time.Second),
 		machine: cpuTimes{busy: 1000 + 400, idle: 500 + 1000, cpus: 2}, // 2 × 15 s − 10 s idle: 20 s busy; the ticks saw 4 s
-		procs: map[int]procCPU{
-			server: {own: 4 * s},                                  // +3
-			peer:   {own: 3 * s},                                  // +1
-			uc1:    {own: 3 * s},                                  // +2; uc2 has exited: rusage below
-			runner: {own: 1500 * time.Millisecond, reaped: 9 * s}, // +0.5 own; reaped uclients are not other work
-			shell:  {own: 1 * s, reaped: 5 * s},                   // reaped the compiler: 4 s before, 1 s in the window
+		procs: map[int]procstat.Times{
+			server: {Own: 4 * s},                                  // +3
+			peer:   {Own: 3 * s},                                  // +1
+			uc1:    {Own: 3 * s},                                  // +2; uc2 has exited: rusage below
+			runner: {Own: 1500 * time.Millisecond, Reaped: 9 * s}, // +0.5 own; reaped uclients are not other work
+			shell:  {Own: 1 * s, Reaped: 5 * s},                   // reaped the compiler: 4 s before, 1 s in the window
 		},
 		kthreads: map[int]time.Duration{napiC: 2 * s, napiT: 4 * s},
 	}

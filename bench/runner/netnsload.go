@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/turnd/turnd/bench/procstat"
 )
 
 // rampStep is one load of the netns ramp: processes uclients started
@@ -81,30 +82,14 @@ func takeSnapshot(kthreads []int) cpuSnapshot {
 	s := cpuSnapshot{at: time.Now(), kthreads: make(map[int]time.Duration, len(kthreads))}
 	s.machine, _ = readCPUTimes()
 	s.statAt = time.Now()
-	s.procs, _ = userProcessTimes()
+	s.procs, _ = procstat.UserProcessTimes()
 	for _, pid := range kthreads {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid)); err == nil {
-			if d, err := parseSchedstat(b); err == nil {
-				s.kthreads[pid] = d
-			}
+		if d, err := procstat.RunTime(pid); err == nil {
+			s.kthreads[pid] = d
 		}
 	}
 	s.at = time.Now()
 	return s
-}
-
-// parseSchedstat reads the first field of /proc/PID/schedstat: time on a
-// CPU, in nanoseconds.
-func parseSchedstat(b []byte) (time.Duration, error) {
-	f := bytes.Fields(b)
-	if len(f) != 3 {
-		return 0, fmt.Errorf("parse schedstat %q: %w", b, errParse)
-	}
-	ns, err := strconv.ParseInt(string(f[0]), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("parse schedstat: %w", err)
-	}
-	return time.Duration(ns), nil
 }
 
 // clientPortWindow is how many local ports each step's uclients get.

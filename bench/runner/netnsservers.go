@@ -50,15 +50,7 @@ auth:
     %s: %s
 peers:
   allowed: ["198.18.0.0/15"]
-limits:
-  unauthenticated_rate: 0
-  user_allocate_rate: 0
-  user_allocations: 0
-  ip_allocations: 0
-  prefix_allocations: 0
-  connections_per_ip: 0
-  connections_per_prefix: 0
-http:
+` + quotasOff + `http:
   address: "%s"
 `
 
@@ -66,15 +58,11 @@ http:
 func netnsArgv(k netnsKind, bins map[string]string, dir string, cpus int) ([]string, error) {
 	argv := []string{"ip", "netns", "exec"}
 	if k.offload == "" {
-		return append(argv, "NS", bins["coturn"], "-n",
-			"--listening-ip="+turndClientIP, "--listening-port="+strconv.Itoa(netnsPort),
-			"--relay-ip="+turndRelayIP,
-			"--min-port="+strconv.Itoa(minRelay), "--max-port="+strconv.Itoa(maxRelay),
-			"--lt-cred-mech", "--user="+benchUser+":"+benchPass, "--realm="+benchRealm,
-			"--allowed-peer-ip=198.18.0.0-198.19.255.255", "--no-tls", "--no-dtls", "--no-cli",
-			"--relay-threads="+strconv.Itoa(cpus),
-			"--pidfile="+filepath.Join(dir, "netns-coturn.pid"),
-			"--log-file="+filepath.Join(dir, "netns-coturn.log"), "--simple-log"), nil
+		coturn := coturnCommand(bins["coturn"], coturnSite{
+			listenIP: turndClientIP, relayIP: turndRelayIP, port: netnsPort,
+			peers: "--allowed-peer-ip=198.18.0.0-198.19.255.255", files: "netns-coturn",
+		}, dir, cpus)
+		return append(append(argv, "NS"), coturn...), nil
 	}
 	cfg := filepath.Join(dir, k.name+".yaml")
 	body := fmt.Sprintf(netnsTurndConfig, benchRealm, turndClientIP, netnsPort, turndRelayIP, minRelay, maxRelay,

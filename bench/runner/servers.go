@@ -70,7 +70,14 @@ auth:
     %s: %s
 peers:
   allow_loopback: true
-limits:
+` + quotasOff + `  max_bps: %d
+http:
+  address: ""
+`
+
+// quotasOff is the limits section of both turnd configurations: every
+// rate limit and quota off, as coturn (unlimited by default) runs.
+const quotasOff = `limits:
   unauthenticated_rate: 0
   user_allocate_rate: 0
   user_allocations: 0
@@ -78,9 +85,6 @@ limits:
   prefix_allocations: 0
   connections_per_ip: 0
   connections_per_prefix: 0
-  max_bps: %d
-http:
-  address: ""
 `
 
 func turndArgv(bin string, port int, dir string, o serverOpts) ([]string, error) {
@@ -92,25 +96,43 @@ func turndArgv(bin string, port int, dir string, o serverOpts) ([]string, error)
 	return []string{bin, "--config", cfg}, nil
 }
 
-// coturnArgv is coturn 4.6.1 with explicit flags and no config file (-n);
-// its CLI, TLS and DTLS listeners are off, its Prometheus exporter is off
-// by default, and it gets one relay thread per CPU (its default, made
-// explicit).
+// coturnArgv is coturn on loopback, as every scenario but netns runs it.
 func coturnArgv(bin string, port int, dir string, o serverOpts) ([]string, error) {
-	argv := []string{bin, "-n",
-		"--listening-ip=127.0.0.1", "--listening-port=" + strconv.Itoa(port),
-		"--relay-ip=127.0.0.1",
-		"--min-port=" + strconv.Itoa(minRelay), "--max-port=" + strconv.Itoa(maxRelay),
-		"--lt-cred-mech", "--user=" + benchUser + ":" + benchPass, "--realm=" + benchRealm,
-		"--allow-loopback-peers", "--no-tls", "--no-dtls", "--no-cli",
-		"--relay-threads=" + strconv.Itoa(o.cpus),
-		"--pidfile=" + filepath.Join(dir, "coturn.pid"),
-		"--log-file=" + filepath.Join(dir, "coturn.log"), "--simple-log",
-	}
+	argv := coturnCommand(bin, coturnSite{
+		listenIP: "127.0.0.1", relayIP: "127.0.0.1", port: port,
+		peers: "--allow-loopback-peers", files: "coturn",
+	}, dir, o.cpus)
 	if o.maxBPS > 0 {
 		argv = append(argv, "--max-bps="+strconv.FormatInt(o.maxBPS/8, 10)) // coturn counts bytes/s
 	}
 	return argv, nil
+}
+
+// coturnSite is what differs between the places coturn runs.
+type coturnSite struct {
+	listenIP, relayIP string
+	port              int
+	// peers is the flag that lets coturn relay to the benchmark's peers.
+	peers string
+	// files names the pid and log files in the run's directory.
+	files string
+}
+
+// coturnCommand is coturn 4.6.1 with explicit flags and no config file
+// (-n); its CLI, TLS and DTLS listeners are off, its Prometheus exporter is
+// off by default, and it gets one relay thread per CPU (its default, made
+// explicit).
+func coturnCommand(bin string, s coturnSite, dir string, cpus int) []string {
+	return []string{bin, "-n",
+		"--listening-ip=" + s.listenIP, "--listening-port=" + strconv.Itoa(s.port),
+		"--relay-ip=" + s.relayIP,
+		"--min-port=" + strconv.Itoa(minRelay), "--max-port=" + strconv.Itoa(maxRelay),
+		"--lt-cred-mech", "--user=" + benchUser + ":" + benchPass, "--realm=" + benchRealm,
+		s.peers, "--no-tls", "--no-dtls", "--no-cli",
+		"--relay-threads=" + strconv.Itoa(cpus),
+		"--pidfile=" + filepath.Join(dir, s.files+".pid"),
+		"--log-file=" + filepath.Join(dir, s.files+".log"), "--simple-log",
+	}
 }
 
 // serverOpts is what every server of one run is given alike.

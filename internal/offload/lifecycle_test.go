@@ -90,21 +90,7 @@ func TestOpenErrors(t *testing.T) {
 	if err := open(Options{Interfaces: []string{"ofb", "ofb"}}); err == nil {
 		t.Fatal("open attaching twice to ofb succeeded")
 	}
-	var progs int
-	if err := inNS(e.ns, func() error {
-		ifc, err := net.InterfaceByName("ofb")
-		if err != nil {
-			return err
-		}
-		r, err := link.QueryPrograms(link.QueryOptions{Target: ifc.Index, Attach: ebpf.AttachTCXIngress})
-		if err == nil {
-			progs = len(r.Programs)
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if progs != 0 {
+	if progs := ingressPrograms(t, e.ns, "ofb"); progs != 0 {
 		t.Errorf("%d programs left on ofb after a failed Open", progs)
 	}
 
@@ -131,21 +117,7 @@ func TestClose(t *testing.T) {
 	if err := e.path.Close(); err != nil {
 		t.Errorf("second close: %v", err)
 	}
-	var progs int
-	if err := inNS(e.ns, func() error {
-		ifc, err := net.InterfaceByName("ofa")
-		if err != nil {
-			return err
-		}
-		r, err := link.QueryPrograms(link.QueryOptions{Target: ifc.Index, Attach: ebpf.AttachTCXIngress})
-		if err == nil {
-			progs = len(r.Programs)
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if progs != 0 {
+	if progs := ingressPrograms(t, e.ns, "ofa"); progs != 0 {
 		t.Errorf("%d programs left on ofa after Close", progs)
 	}
 	en := Entry{Client: client4, Server: server4, Relay: relay4, Peer: peer4, Channel: 0x4001}
@@ -229,4 +201,24 @@ func TestSupportedWithoutPrivilege(t *testing.T) {
 	if err := <-errc; !errors.Is(err, ErrPrivilege) || !errors.Is(err, ErrUnsupported) {
 		t.Errorf("Supported without CAP_BPF and CAP_NET_ADMIN: %v, want ErrPrivilege", err)
 	}
+}
+
+// ingressPrograms counts the TCX ingress programs on dev in namespace ns.
+func ingressPrograms(t *testing.T, ns, dev string) int {
+	t.Helper()
+	var progs int
+	if err := inNS(ns, func() error {
+		ifc, err := net.InterfaceByName(dev)
+		if err != nil {
+			return err
+		}
+		r, err := link.QueryPrograms(link.QueryOptions{Target: ifc.Index, Attach: ebpf.AttachTCXIngress})
+		if err == nil {
+			progs = len(r.Programs)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return progs
 }

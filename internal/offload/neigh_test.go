@@ -2,7 +2,6 @@ package offload
 
 import (
 	"bytes"
-	"net/netip"
 	"testing"
 	"time"
 )
@@ -14,32 +13,14 @@ import (
 // subsystem, which resolves the new address while the first datagram waits.
 func TestPathPeerMACChanges(t *testing.T) {
 	tp := newTopo(t)
-	var p *Path
-	if err := inNS(tp.turnd, func() error {
-		var err error
-		p, err = Open(Options{})
-		return err
-	}); err != nil {
-		t.Fatalf("open: %v", err)
-	}
+	p := openPath(t, tp)
 	defer p.Close()
 
 	var sends []func(when string, n int)
 	var checks []func()
 	for i, fam := range families[:2] {
-		client := listen(t, tp.client, netip.AddrPortFrom(fam.client, 0))
-		server := listen(t, tp.turnd, netip.AddrPortFrom(fam.server, 0))
-		relay := listen(t, tp.turnd, netip.AddrPortFrom(fam.relay, 0))
-		peer := listen(t, tp.peer, netip.AddrPortFrom(fam.peer, 0))
-		slot, err := p.NewSlot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := Entry{Client: local(client), Server: local(server), Relay: local(relay), Peer: local(peer),
-			Channel: uint16(0x4001 + i), Slot: slot}
-		if err := p.Put(e); err != nil {
-			t.Fatal(err)
-		}
+		r := putRelayed(t, tp, p, fam, uint16(0x4001+i))
+		client, server, peer, e, slot := r.client, r.server, r.peer, r.e, r.e.Slot
 		sends = append(sends, func(when string, n int) {
 			t.Helper()
 			data := payload(n)
@@ -91,33 +72,15 @@ func TestPathStaleNeighbourRevalidated(t *testing.T) {
 		nsRun(t, tp.turnd, "sysctl", "-qw", "net."+f+".neigh.t1.delay_first_probe_time=0",
 			"net."+f+".neigh.t1.retrans_time_ms=20", "net."+f+".neigh.t1.mcast_resolicit=3")
 	}
-	var p *Path
-	if err := inNS(tp.turnd, func() error {
-		var err error
-		p, err = Open(Options{})
-		return err
-	}); err != nil {
-		t.Fatalf("open: %v", err)
-	}
+	p := openPath(t, tp)
 	defer p.Close()
 
 	oldMAC := macOf(t, tp.peer, "p0")
 	nsRun(t, tp.peer, "ip", "link", "set", "p0", "address", "02:00:00:00:0f:02")
 	for i, fam := range families[:2] {
 		nsRun(t, tp.turnd, "ip", "neigh", "replace", fam.peer.String(), "lladdr", oldMAC, "nud", "stale", "dev", "t1")
-		client := listen(t, tp.client, netip.AddrPortFrom(fam.client, 0))
-		server := listen(t, tp.turnd, netip.AddrPortFrom(fam.server, 0))
-		relay := listen(t, tp.turnd, netip.AddrPortFrom(fam.relay, 0))
-		peer := listen(t, tp.peer, netip.AddrPortFrom(fam.peer, 0))
-		slot, err := p.NewSlot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := Entry{Client: local(client), Server: local(server), Relay: local(relay), Peer: local(peer),
-			Channel: uint16(0x4001 + i), Slot: slot}
-		if err := p.Put(e); err != nil {
-			t.Fatal(err)
-		}
+		r := putRelayed(t, tp, p, fam, uint16(0x4001+i))
+		client, server, peer, e, slot := r.client, r.server, r.peer, r.e, r.e.Slot
 		// Bounded: each datagram waits for the peer a little, and the
 		// datagrams sent while the entry is probed are lost on the way.
 		buf := make([]byte, 100)

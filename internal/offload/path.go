@@ -156,30 +156,38 @@ func (p *Path) release() error {
 
 // Put installs both directions of e, replacing what the same keys held.
 func (p *Path) Put(e Entry) error {
-	k, err := e.encode(p.maxSlots)
-	if err != nil {
-		return err
-	}
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	if p.closed {
-		return ErrClosed
-	}
-	if err := p.objs.Downlink.Put(&k.down, &k.downVal); err != nil {
-		return fmt.Errorf("install downlink entry: %w", err)
-	}
-	if err := p.objs.Uplink.Put(&k.up, &k.upVal); err != nil {
-		// Half an entry would relay one way only: take it back.
-		_ = p.objs.Downlink.Delete(&k.down)
-		return fmt.Errorf("install uplink entry: %w", err)
-	}
-	return nil
+	return p.withKeys(e, func(k *keys) error {
+		if err := p.objs.Downlink.Put(&k.down, &k.downVal); err != nil {
+			return fmt.Errorf("install downlink entry: %w", err)
+		}
+		if err := p.objs.Uplink.Put(&k.up, &k.upVal); err != nil {
+			// Half an entry would relay one way only: take it back.
+			_ = p.objs.Downlink.Delete(&k.down)
+			return fmt.Errorf("install uplink entry: %w", err)
+		}
+		return nil
+	})
 }
 
 // Delete removes both directions of e; an absent entry is not an error.
 // A datagram arriving after it returns goes to user space; one the program
 // is handling on another CPU at that moment may still be relayed.
 func (p *Path) Delete(e Entry) error {
+	return p.withKeys(e, func(k *keys) error {
+		var errs []error
+		if err := p.objs.Uplink.Delete(&k.up); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			errs = append(errs, fmt.Errorf("remove uplink entry: %w", err))
+		}
+		if err := p.objs.Downlink.Delete(&k.down); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			errs = append(errs, fmt.Errorf("remove downlink entry: %w", err))
+		}
+		return errors.Join(errs...)
+	})
+}
+
+// withKeys encodes e and runs fn on its map keys while the maps are
+// open: the read lock keeps Close from freeing them under fn.
+func (p *Path) withKeys(e Entry, fn func(k *keys) error) error {
 	k, err := e.encode(p.maxSlots)
 	if err != nil {
 		return err
@@ -189,12 +197,5 @@ func (p *Path) Delete(e Entry) error {
 	if p.closed {
 		return ErrClosed
 	}
-	var errs []error
-	if err := p.objs.Uplink.Delete(&k.up); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-		errs = append(errs, fmt.Errorf("remove uplink entry: %w", err))
-	}
-	if err := p.objs.Downlink.Delete(&k.down); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-		errs = append(errs, fmt.Errorf("remove downlink entry: %w", err))
-	}
-	return errors.Join(errs...)
+	return fn(&k)
 }

@@ -67,6 +67,48 @@ func newTopo(t *testing.T) topo {
 	return tp
 }
 
+// openPath opens a Path with the default options in turnd's namespace.
+func openPath(t *testing.T, tp topo) *Path {
+	t.Helper()
+	var p *Path
+	if err := inNS(tp.turnd, func() error {
+		var err error
+		p, err = Open(Options{})
+		return err
+	}); err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	return p
+}
+
+// relayed is one entry's four sockets, each in its namespace, and the
+// entry that joins them.
+type relayed struct {
+	client, server, relay, peer *net.UDPConn
+	e                           Entry
+}
+
+// putRelayed binds the four sockets of fam on free ports and installs
+// their entry on channel ch, in a new slot.
+func putRelayed(t *testing.T, tp topo, p *Path, fam family, ch uint16) relayed {
+	t.Helper()
+	r := relayed{
+		client: listen(t, tp.client, netip.AddrPortFrom(fam.client, 0)),
+		server: listen(t, tp.turnd, netip.AddrPortFrom(fam.server, 0)),
+		relay:  listen(t, tp.turnd, netip.AddrPortFrom(fam.relay, 0)),
+		peer:   listen(t, tp.peer, netip.AddrPortFrom(fam.peer, 0)),
+	}
+	slot, err := p.NewSlot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.e = Entry{Client: local(r.client), Server: local(r.server), Relay: local(r.relay), Peer: local(r.peer), Channel: ch, Slot: slot}
+	if err := p.Put(r.e); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func macOf(t *testing.T, ns, dev string) string {
 	t.Helper()
 	var mac string
@@ -204,14 +246,7 @@ const tooLarge = 9217
 // deletes the entry and wants the next datagrams in user space, unchanged.
 func TestPathRelays(t *testing.T) {
 	tp := newTopo(t)
-	var p *Path
-	if err := inNS(tp.turnd, func() error {
-		var err error
-		p, err = Open(Options{})
-		return err
-	}); err != nil {
-		t.Fatalf("open: %v", err)
-	}
+	p := openPath(t, tp)
 	defer p.Close()
 	if got := p.Interfaces(); !slices.Equal(got, []string{"t0", "t1"}) {
 		t.Errorf("attached to %v, want [t0 t1]", got)
@@ -236,19 +271,9 @@ func TestPathRelays(t *testing.T) {
 }
 
 func relayPath(t *testing.T, tp topo, p *Path, fam family, ch uint16) {
-	client := listen(t, tp.client, netip.AddrPortFrom(fam.client, 0))
-	server := listen(t, tp.turnd, netip.AddrPortFrom(fam.server, 0))
-	relay := listen(t, tp.turnd, netip.AddrPortFrom(fam.relay, 0))
-	peer := listen(t, tp.peer, netip.AddrPortFrom(fam.peer, 0))
-	slot, err := p.NewSlot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.FreeSlot(slot)
-	e := Entry{Client: local(client), Server: local(server), Relay: local(relay), Peer: local(peer), Channel: ch, Slot: slot}
-	if err := p.Put(e); err != nil {
-		t.Fatal(err)
-	}
+	r := putRelayed(t, tp, p, fam, ch)
+	defer p.FreeSlot(r.e.Slot)
+	client, server, relay, peer, e, slot := r.client, r.server, r.relay, r.peer, r.e, r.e.Slot
 	errsClient, errsPeer := csumErrors(t, tp.client), csumErrors(t, tp.peer)
 
 	var want Count
@@ -336,17 +361,8 @@ func passedOf(p *Path) map[string]uint64 {
 // next one (TCX_NEXT), not straight up the stack.
 func TestPathsChain(t *testing.T) {
 	tp := newTopo(t)
-	var first, second *Path
-	if err := inNS(tp.turnd, func() error {
-		var err error
-		if first, err = Open(Options{}); err != nil {
-			return err
-		}
-		second, err = Open(Options{})
-		return err
-	}); err != nil {
-		t.Fatalf("open: %v", err)
-	}
+	first := openPath(t, tp)
+	second := openPath(t, tp)
 	defer second.Close()
 	defer first.Close()
 	relayPath(t, tp, second, families[0], 0x4001)

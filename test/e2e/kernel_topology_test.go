@@ -151,18 +151,7 @@ func (k *kernelNet) startFails(t *testing.T, cfg config.Config, offload string) 
 	s := &kernelServer{ns: k.turnd, cfg: cfg, offload: offload}
 	path := filepath.Join(t.TempDir(), "turnd.yaml")
 	s.write(t, path, cfg)
-	p := &turnd{t: t, cfg: path, done: make(chan struct{}), added: make(chan struct{})}
-	p.cmd = exec.Command("ip", "netns", "exec", string(k.turnd), turndBin, "--config", path)
-	stderr, err := p.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go p.collect(stderr)
-	t.Cleanup(p.kill)
+	p, _ := spawn(t, path, launchOptions{wrapper: []string{"ip", "netns", "exec", string(k.turnd)}})
 	deadline := time.After(10 * time.Second)
 	for {
 		p.mu.Lock()

@@ -50,6 +50,17 @@ type launchOptions struct {
 // may close it to make turnd's log unwritable).
 func launch(t *testing.T, path string, o launchOptions) (*turnd, io.Closer) {
 	t.Helper()
+	p, stderr := spawn(t, path, o)
+	line := p.waitLog("turnd serving", 10*time.Second)
+	p.UDP, p.TCP, p.TLS = first(line["udp"]), first(line["tcp"]), first(line["tls"])
+	p.HTTP, _ = line["http"].(string)
+	return p, stderr
+}
+
+// spawn starts turnd as launch does but returns at once, for a test that
+// wants it not to serve.
+func spawn(t *testing.T, path string, o launchOptions) (*turnd, io.Closer) {
+	t.Helper()
 	p := &turnd{t: t, cfg: path, done: make(chan struct{}), added: make(chan struct{})}
 	argv := append(append([]string{}, o.wrapper...), turndBin, "--config", path)
 	p.cmd = exec.Command(argv[0], argv[1:]...)
@@ -67,9 +78,6 @@ func launch(t *testing.T, path string, o launchOptions) (*turnd, io.Closer) {
 	}
 	go p.collect(stderr)
 	t.Cleanup(p.kill)
-	line := p.waitLog("turnd serving", 10*time.Second)
-	p.UDP, p.TCP, p.TLS = first(line["udp"]), first(line["tcp"]), first(line["tls"])
-	p.HTTP, _ = line["http"].(string)
 	return p, stderr
 }
 

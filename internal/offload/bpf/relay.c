@@ -133,6 +133,26 @@ static __always_inline void reuse(struct down_key *dk, struct down_val *v)
 	bpf_map_update_elem(&downlink, dk, &other, BPF_ANY);
 }
 
+/* plan_out checks that a datagram of plen payload bytes may leave from
+ * src:sport to dst:dport in the family flags give and fills those into pl.
+ * It returns the reason to pass the datagram to user space, or -1 to go on.
+ * The slot lookup stays in the callers: here it makes the verifier explore
+ * more states. */
+static __always_inline int plan_out(struct pkt *p, struct plan *pl, __u32 plen, __u8 flags,
+				    const __u8 *src, const __u8 *dst, const __u8 *sport, const __u8 *dport)
+{
+	if (plen > MAX_PAYLOAD)
+		return PASS_TOO_LARGE;
+	pl->out_v6 = !!(flags & F_V6);
+	if (!p->v6 && p->csum == 0 && pl->out_v6)
+		return PASS_NO_CHECKSUM;
+	__builtin_memcpy(pl->src, src, 16);
+	__builtin_memcpy(pl->dst, dst, 16);
+	__builtin_memcpy(pl->sport, sport, 2);
+	__builtin_memcpy(pl->dport, dport, 2);
+	return -1;
+}
+
 /* Client -> peer: strip the ChannelData header. v is the program's own
  * copy of the entry: user space may reuse the map's element meanwhile. */
 static __always_inline int to_peer(struct __sk_buff *skb, struct pkt *p, struct up_val *v)
@@ -147,18 +167,12 @@ static __always_inline int to_peer(struct __sk_buff *skb, struct pkt *p, struct 
 	 * or a short frame is left to user space, which knows what to do. */
 	if (flen + 4 + sizeof(struct udphdr) != p->udp_len)
 		return pass(PASS_MALFORMED);
-	if (flen > MAX_PAYLOAD)
-		return pass(PASS_TOO_LARGE);
-	pl.out_v6 = !!(v->flags & F_V6);
-	if (!p->v6 && p->csum == 0 && pl.out_v6)
-		return pass(PASS_NO_CHECKSUM);
+	r = plan_out(p, &pl, flen, v->flags, v->relay, v->peer, v->relay_port, v->peer_port);
+	if (r >= 0)
+		return pass(r);
 	c = bpf_map_lookup_elem(&slots, &v->slot);
 	if (!c)
 		return pass(PASS_NO_SLOT);
-	__builtin_memcpy(pl.src, v->relay, 16);
-	__builtin_memcpy(pl.dst, v->peer, 16);
-	__builtin_memcpy(pl.sport, v->relay_port, 2);
-	__builtin_memcpy(pl.dport, v->peer_port, 2);
 	pl.paylen = flen;
 	r = route(skb, &pl, ETH_HLEN + p->iph_len + p->udp_len);
 	if (r >= 0)
@@ -195,18 +209,12 @@ static __always_inline int to_client(struct __sk_buff *skb, struct pkt *p, struc
 	__u32 udp_len, oiph, chd;
 	int r;
 
-	if (plen > MAX_PAYLOAD)
-		return pass(PASS_TOO_LARGE);
-	pl.out_v6 = !!(v->flags & F_V6);
-	if (!p->v6 && p->csum == 0 && pl.out_v6)
-		return pass(PASS_NO_CHECKSUM);
+	r = plan_out(p, &pl, plen, v->flags, v->server, v->client, v->server_port, v->client_port);
+	if (r >= 0)
+		return pass(r);
 	c = bpf_map_lookup_elem(&slots, &v->slot);
 	if (!c)
 		return pass(PASS_NO_SLOT);
-	__builtin_memcpy(pl.src, v->server, 16);
-	__builtin_memcpy(pl.dst, v->client, 16);
-	__builtin_memcpy(pl.sport, v->server_port, 2);
-	__builtin_memcpy(pl.dport, v->client_port, 2);
 	pl.paylen = plen + 4;
 	r = route(skb, &pl, ETH_HLEN + p->iph_len + p->udp_len);
 	if (r >= 0)

@@ -134,10 +134,11 @@ static __always_inline __u32 bounded(__u32 n)
 /* The payload moves by 4 bytes and the headers stay where they are, so a
  * CHECKSUM_PARTIAL skb's csum_start still points at the UDP header (the
  * kernel's adjust_room moves the headers and leaves csum_start behind).
- * move_down moves len bytes at offset at 4 bytes towards the head, first
- * chunk first, and move_up towards the tail, last chunk first, so each
- * byte is read before it is overwritten. */
-static __always_inline int move_down(struct __sk_buff *skb, __u32 at, __u32 len)
+ * move_payload moves len bytes at offset at 4 bytes towards the head
+ * (down), first chunk first, or towards the tail, last chunk first, so each
+ * byte is read before it is overwritten. Callers pass down as a constant,
+ * so each inlined copy keeps one direction's loop. */
+static __always_inline int move_payload(struct __sk_buff *skb, __u32 at, __u32 len, int down)
 {
 	__u32 key = 0;
 	struct chunk *c = bpf_map_lookup_elem(&scratch, &key);
@@ -146,7 +147,7 @@ static __always_inline int move_down(struct __sk_buff *skb, __u32 at, __u32 len)
 		return -1;
 	for (__u32 i = 0; i < MAX_CHUNKS; i++) {
 		__u32 done = i * CHUNK;
-		__u32 n;
+		__u32 n, from;
 
 		if (done >= len)
 			break;
@@ -154,37 +155,23 @@ static __always_inline int move_down(struct __sk_buff *skb, __u32 at, __u32 len)
 		if (n > CHUNK)
 			n = CHUNK;
 		n = bounded(n);
-		if (bpf_skb_load_bytes(skb, at + done, c->b, n))
+		from = down ? at + done : at + len - done - n;
+		if (bpf_skb_load_bytes(skb, from, c->b, n))
 			return -1;
-		if (bpf_skb_store_bytes(skb, at + done - 4, c->b, n, 0))
+		if (bpf_skb_store_bytes(skb, down ? from - 4 : from + 4, c->b, n, 0))
 			return -1;
 	}
 	return 0;
 }
 
+static __always_inline int move_down(struct __sk_buff *skb, __u32 at, __u32 len)
+{
+	return move_payload(skb, at, len, 1);
+}
+
 static __always_inline int move_up(struct __sk_buff *skb, __u32 at, __u32 len)
 {
-	__u32 key = 0;
-	struct chunk *c = bpf_map_lookup_elem(&scratch, &key);
-
-	if (!c)
-		return -1;
-	for (__u32 i = 0; i < MAX_CHUNKS; i++) {
-		__u32 n;
-
-		if (len == 0)
-			break;
-		n = len;
-		if (n > CHUNK)
-			n = CHUNK;
-		n = bounded(n);
-		len -= n;
-		if (bpf_skb_load_bytes(skb, at + len, c->b, n))
-			return -1;
-		if (bpf_skb_store_bytes(skb, at + len + 4, c->b, n, 0))
-			return -1;
-	}
-	return 0;
+	return move_payload(skb, at, len, 0);
 }
 
 static __always_inline int change_family(struct __sk_buff *skb, struct pkt *p, struct plan *pl)
