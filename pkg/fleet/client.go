@@ -56,7 +56,8 @@ type Options struct {
 	// subscriber goroutine: it must not block.
 	OnDisconnect func(user, node string)
 	// OnRevoked, if set, is told the union of every node's revoked users
-	// whenever it changes. Called from the heartbeat goroutine.
+	// whenever it changes (first by Open, if the fleet already revokes
+	// some). Called from Open or the heartbeat goroutine: it must not block.
 	OnRevoked func(users []string)
 	// Clock makes the heartbeat's and the probe's timers. Nil means
 	// drain.SystemClock(); tests use a fake one to beat on demand. Lease
@@ -155,7 +156,14 @@ func (o *Options) withDefaults() (*redis.Options, error) {
 		}
 		ro.TLSConfig = t
 	}
-	ro.ClientName = "turnd-" + strings.ReplaceAll(o.Node, " ", "_")
+	// CLIENT LIST shows who is who; Redis refuses a name with spaces or
+	// non-ASCII, and a refused name would fail every connection.
+	ro.ClientName = "turnd-" + strings.Map(func(r rune) rune {
+		if r < '!' || r > '~' {
+			return '_'
+		}
+		return r
+	}, o.Node)
 	// Every call here has its own deadline and its own retry (the next
 	// beat, the probe, the caller's fallback); the client's retries would
 	// only stretch a failure past those deadlines.

@@ -42,6 +42,14 @@ func TestOptions(t *testing.T) {
 	mustAdmit(t, c, "alice", 1, 0, ErrUnavailable)
 }
 
+// TestNodeNameAnyText: a node name Redis would refuse as a client name
+// (spaces, non-ASCII) still connects.
+func TestNodeNameAnyText(t *testing.T) {
+	r := startRedis(t)
+	c := r.open(Options{Node: "relay 1 · eu"})
+	mustAdmit(t, c, "alice", 0, 0, nil)
+}
+
 // TestTLSAndACLUser: a rediss:// URL with an ACL user and password, and a
 // private CA through Options.TLS, carries everything; the user's ACL
 // allows only the prefix's keys and channels, so the Client touches no

@@ -137,3 +137,31 @@ func TestControlSurvivesRestart(t *testing.T) {
 		}
 	})
 }
+
+// TestIdleSubscriptionStaysUp: a control channel with no traffic for
+// several beats is kept alive by pings and is not taken for an outage.
+func TestIdleSubscriptionStaysUp(t *testing.T) {
+	r := startRedis(t)
+	ch := make(changes, 4)
+	a := r.open(Options{Node: "a", OnChange: ch.record}) // receive timeout Lease/3 = 200ms
+	start := time.Now()
+	eventually(t, 10*testLease, "three leases of quiet", func() bool {
+		ch.none(t)
+		return time.Since(start) > 3*testLease
+	})
+	if s := a.Stats(); !s.Up || s.Outages != 0 {
+		t.Errorf("after a quiet control channel: %+v", s)
+	}
+}
+
+// TestSilentRedisNoticed: a Redis that stops answering is noticed by the
+// subscription's unanswered ping even when no call is made (this node's
+// clock is fake, so it does not beat either).
+func TestSilentRedisNoticed(t *testing.T) {
+	r := startRedis(t)
+	ch := make(changes, 4)
+	r.open(Options{Node: "a", OnChange: ch.record, Clock: draintest.NewFakeClock(time.Now())})
+	r.pause()
+	defer r.resume()
+	ch.next(t, false) // within two receive timeouts (2 × Lease/3)
+}
