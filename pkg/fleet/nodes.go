@@ -53,9 +53,12 @@ type Node struct {
 }
 
 // Publish sets what the next heartbeat writes about this node; it never
-// waits on Redis.
+// waits on Redis. A change of State is written at once: a node that starts
+// draining must stop being picked before the next beat.
 func (c *Client) Publish(s NodeState) {
-	c.pub.set(c.opt.Node, s)
+	if c.pub.set(c.opt.Node, s) {
+		wake(c.wakeBeat)
+	}
 }
 
 // published is the last NodeState, encoded once for the heartbeats.
@@ -79,7 +82,8 @@ type pubSnapshot struct {
 	gen         uint64
 }
 
-func (p *published) set(node string, s NodeState) {
+// set stores s and reports whether its State differs from the last.
+func (p *published) set(node string, s NodeState) (stateChanged bool) {
 	st := s.State
 	if st == "" {
 		st = StateServing
@@ -93,11 +97,13 @@ func (p *published) set(node string, s NodeState) {
 	enc, _ := json.Marshal(sessions) // strings and times always encode
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	stateChanged = p.state != "" && p.state != st
 	p.state, p.allocs, p.bps, p.uris = st, s.Allocations, s.BPS, string(uris)
 	if !bytes.Equal(enc, p.sessions) {
 		p.sessions = enc
 		p.gen++
 	}
+	return stateChanged
 }
 
 func (p *published) snapshot() pubSnapshot {

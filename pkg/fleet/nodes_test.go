@@ -128,3 +128,17 @@ func TestSessionsAcrossNodes(t *testing.T) {
 	}
 	check(s2, s3)
 }
+
+// TestDrainingLeavesPlacementAtOnce: a node that starts draining is no
+// longer picked well before its next beat (Lease/3 = 3.3s here).
+func TestDrainingLeavesPlacementAtOnce(t *testing.T) {
+	r := startRedis(t)
+	a := r.open(Options{Node: "a", Lease: 10 * time.Second})
+	b := r.open(Options{Node: "b", Lease: 10 * time.Second})
+	publishNow(t, a, NodeState{State: StateServing})
+	a.Publish(NodeState{State: StateDraining})
+	eventually(t, 2*time.Second, "a out of placement", func() bool {
+		nodes, err := b.LeastLoaded(ctxT(t), 5, "b")
+		return err == nil && len(nodes) == 0
+	})
+}
