@@ -86,7 +86,7 @@ func (c *Client) Admit(ctx context.Context, user string, userLimit, totalLimit i
 	if err != nil {
 		// The script may have run: only a rebuild knows the count again
 		// (the probe's, if the Client went down; else the next beat's).
-		c.counts.markDirty()
+		c.counts.unknown(user)
 		err = c.fail(actx, fmt.Sprintf("admit %q", user), err)
 		if c.state.isUp() {
 			wake(c.wakeBeat)

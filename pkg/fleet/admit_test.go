@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -82,12 +84,43 @@ func TestCloseReleasesAtOnce(t *testing.T) {
 	mustAdmit(t, a, "alice", 2, 2, nil)
 	mustAdmit(t, a, "alice", 2, 2, nil)
 	mustAdmit(t, b, "alice", 2, 2, ErrUserQuota)
+	start := time.Now()
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close took %v", d) // nothing in it should wait for a beat's time
 	}
 	mustAdmit(t, b, "alice", 2, 2, nil)
 	mustAdmit(t, b, "alice", 2, 2, nil)
 	if n, err := r.admin().ZScore(ctxT(t), "t:nodes", "a").Result(); err == nil {
 		t.Errorf("a still in the live set (score %v)", n)
 	}
+}
+
+// TestCancelledAdmit: an Admit the caller cancels says nothing about
+// Redis (the Client stays up) but its script may have run, so the next
+// beat rewrites this node's count: a count Redis holds that this node does
+// not know of is gone.
+func TestCancelledAdmit(t *testing.T) {
+	r := startRedis(t)
+	a, b := r.open(Options{Node: "a", Lease: 10 * time.Second}), r.open(Options{Node: "b"})
+	admin := r.admin()
+	// What a cancelled script that did run leaves behind.
+	if err := admin.HSet(ctxT(t), "t:users:alice", "a", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := a.Admit(ctx, "alice", 1, 0)
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrUnavailable) {
+		t.Errorf("cancelled Admit = %v, want context.Canceled and not ErrUnavailable", err)
+	}
+	if !a.Stats().Up {
+		t.Error("a caller's cancellation took the Client down")
+	}
+	eventually(t, 2*time.Second, "a's phantom count rewritten", func() bool {
+		return !admin.HExists(ctxT(t), "t:users:alice", "a").Val()
+	})
+	mustAdmit(t, b, "alice", 1, 0, nil)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -80,6 +81,7 @@ type Client struct {
 	wakeBeat chan struct{} // the heartbeat has work before its timer
 	wakeSend chan struct{} // the writer has queued work
 	sub      *redis.PubSub
+	forgot   atomic.Bool // forget ran: Redis holds no counts of an earlier run
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc

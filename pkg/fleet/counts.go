@@ -62,6 +62,16 @@ func (n *counts) markDirty() {
 	n.dirty = true
 }
 
+// unknown says Redis may hold a count of user's for this node that the
+// books do not (an Admit whose script may have run): the rebuild writes
+// the user's true count.
+func (n *counts) unknown(user string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.touched[user] = true
+	n.dirty = true
+}
+
 func (n *counts) isDirty() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()

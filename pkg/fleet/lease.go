@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -116,6 +117,12 @@ func (c *Client) heartbeat() {
 // counts, rewrites them. The periodic beat does not rewrite counts blindly:
 // an absolute write would race an Admit in flight on another connection.
 func (c *Client) beat(ctx context.Context) error {
+	if !c.forgot.Load() {
+		if err := c.forget(ctx); err != nil {
+			return err
+		}
+		c.forgot.Store(true)
+	}
 	lost, missing, err := c.renew(ctx)
 	if err != nil {
 		return err
@@ -208,4 +215,53 @@ func (c *Client) leave(ctx context.Context) error {
 		return fmt.Errorf("leave fleet: %w", err)
 	}
 	return nil
+}
+
+// scanCount is how many keys one SCAN step asks for.
+const scanCount = 1000
+
+// forget deletes every count Redis holds for this node's name, once,
+// before the node's first counts are written: a node that crashed and
+// came back under the same name within its lease would otherwise inherit
+// its old share, which no rebuild knows to delete.
+func (c *Client) forget(ctx context.Context) error {
+	c.counts.books.Lock()
+	defer c.counts.books.Unlock()
+	name := c.opt.Node
+	match := globEscape(c.keys.prefix) + "users:*"
+	var cursor uint64
+	for {
+		keys, next, err := c.rdb.Scan(ctx, cursor, match, scanCount).Result()
+		if err != nil {
+			return c.fail(ctx, "forget old counts", err)
+		}
+		if len(keys) > 0 {
+			_, err = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for _, k := range keys {
+					p.HDel(ctx, k, name)
+				}
+				return nil
+			})
+			if err != nil {
+				return c.fail(ctx, "forget old counts", err)
+			}
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	c.counts.markDirty() // the rebuild writes the total and the books' counts
+	return nil
+}
+
+// globEscape quotes the characters SCAN's MATCH treats as a pattern.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

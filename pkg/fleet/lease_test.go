@@ -83,3 +83,26 @@ func TestRebuildAfterFlush(t *testing.T) {
 	mustAdmit(t, b, "x", 0, 4, nil)
 	mustAdmit(t, b, "y", 0, 4, ErrTotalQuota)
 }
+
+// TestRestartedNodeForgetsOldShare: a node that crashed and came back
+// under the same name within its lease starts from its own (empty)
+// books, not from the counts its earlier run left in Redis.
+func TestRestartedNodeForgetsOldShare(t *testing.T) {
+	r := startRedis(t)
+	old := r.open(Options{Node: "a", Lease: 10 * time.Second, Clock: draintest.NewFakeClock(time.Now())})
+	b := r.open(Options{Node: "b"})
+	mustAdmit(t, old, "alice", 2, 3, nil)
+	mustAdmit(t, old, "alice", 2, 3, nil)
+	mustAdmit(t, b, "alice", 2, 3, ErrUserQuota)
+	// The crash: the old run's goroutines stop, its fields and lease stay.
+	old.state.close()
+	old.cancel()
+	_ = old.sub.Close()
+	old.wg.Wait()
+
+	a := r.open(Options{Node: "a", Lease: 10 * time.Second})
+	mustAdmit(t, b, "alice", 2, 3, nil)
+	mustAdmit(t, b, "alice", 2, 3, nil)
+	mustAdmit(t, a, "bob", 0, 3, nil)
+	mustAdmit(t, a, "carol", 0, 3, ErrTotalQuota)
+}
