@@ -57,8 +57,9 @@ for i = 2, #KEYS do apply(KEYS[i], tonumber(ARGV[i + 2])) end
 return 0
 `)
 
-// Admit takes one of user's fleet-wide allocations for this node: at most
-// one Redis round trip, bounded by Options.Timeout. userLimit and
+// Admit takes one of user's fleet-wide allocations for this node: one
+// Redis round trip (two the first time after Redis lost its scripts),
+// bounded by Options.Timeout. userLimit and
 // totalLimit of 0 mean no limit. It returns nil (one count held: Release it
 // when the allocation ends or is not made after all), ErrUserQuota,
 // ErrTotalQuota (nothing held), or an error wrapping ErrUnavailable

@@ -44,8 +44,8 @@ type Options struct {
 	// Timeout is Admit's deadline on Redis. Zero means DefaultTimeout.
 	Timeout time.Duration
 	// UsageMax caps the usage stream (approximately, MAXLEN ~) and the
-	// records queued in memory while Redis is down. Zero means
-	// DefaultUsageMax.
+	// records waiting in memory for it (while Redis is down, or slower
+	// than they come). Zero means DefaultUsageMax.
 	UsageMax int
 	// OnChange, if set, is told of every transition between up and down
 	// (err says why it went down). The Client starts up; an Open that
@@ -205,6 +205,9 @@ func (c *Client) Close() error {
 			if lerr := c.leave(ctx); lerr != nil && err == nil {
 				err = lerr
 			}
+		} else if n, _ := c.usage.stats(); n > 0 {
+			// Billing loses these: the caller's log line must say so.
+			err = fmt.Errorf("close fleet: %d usage records not written: %w", n, ErrUnavailable)
 		}
 		if cerr := c.rdb.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close redis client: %w", cerr)
@@ -237,6 +240,7 @@ func (k keys) usage() string               { return k.prefix + "usage" }
 // Stats is the Client's state for /status and metrics.
 type Stats struct {
 	Up           bool   // Redis usable; false while Admit falls back
+	Err          error  // why it is down; nil while up
 	Outages      uint64 // transitions to down since Open
 	Held         int    // this node's allocations the fleet counts
 	UsageQueued  int    // usage records not yet in the stream
@@ -247,7 +251,7 @@ type Stats struct {
 func (c *Client) Stats() Stats {
 	s := Stats{Up: c.state.isUp()}
 	c.state.mu.Lock()
-	s.Outages = c.state.downs
+	s.Outages, s.Err = c.state.downs, c.state.err
 	c.state.mu.Unlock()
 	c.counts.mu.Lock()
 	s.Held = c.counts.total

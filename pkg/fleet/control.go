@@ -54,10 +54,12 @@ func (c *Client) publish(ctx context.Context, m controlMessage) error {
 // time) for Redis to confirm, so that a Disconnect right after Open
 // reaches this node. If Redis is down, listen keeps trying.
 func (c *Client) subscribe(ctx context.Context) *redis.PubSub {
+	ctx, cancel := context.WithTimeout(ctx, c.opTimeout())
+	defer cancel()
+	// The PubSub keeps the channel even when this first SUBSCRIBE fails,
+	// and subscribes again on its next connection.
 	ps := c.rdb.Subscribe(ctx, c.keys.control())
 	if c.state.isUp() {
-		ctx, cancel := context.WithTimeout(ctx, c.opTimeout())
-		defer cancel()
 		if _, err := ps.ReceiveTimeout(ctx, c.opTimeout()); err != nil {
 			c.fail(ctx, "subscribe to control messages", err)
 		}

@@ -66,6 +66,9 @@ func TestSlowRedisFailsFast(t *testing.T) {
 		t.Errorf("first Admit on a paused Redis took %v; its deadline is 250ms", d)
 	}
 	ch.next(t, false)
+	if s := a.Stats(); s.Up || s.Err == nil {
+		t.Errorf("Stats() while down = %+v, want down with its error", s)
+	}
 	start = time.Now()
 	for range 10 {
 		mustAdmit(t, a, "alice", 0, 0, ErrUnavailable)
@@ -88,8 +91,8 @@ func TestSlowRedisFailsFast(t *testing.T) {
 		t.Errorf("after the outage Redis counts alice %d, bob %d on a; want 2, 1", al, bo)
 	}
 	mustAdmit(t, a, "alice", 2, 0, ErrUserQuota)
-	if s := a.Stats(); s.Outages != 1 {
-		t.Errorf("Stats().Outages = %d, want 1", s.Outages)
+	if s := a.Stats(); s.Outages != 1 || s.Err != nil {
+		t.Errorf("Stats() = %+v, want 1 outage and no error", s)
 	}
 }
 

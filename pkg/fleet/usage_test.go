@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"testing"
@@ -61,6 +62,19 @@ func TestUsageQueuedWhileDown(t *testing.T) {
 	}
 	if s := a.Stats(); s.UsageQueued != 3 || s.UsageDropped != 2 {
 		t.Errorf("while down: %d queued, %d dropped; want 3, 2", s.UsageQueued, s.UsageDropped)
+	}
+	// A node opened while Redis hangs: Open is bounded (a beat's and a
+	// subscription's deadline, Lease/3 each), and its Close says what
+	// billing lost.
+	start := time.Now()
+	b := r.open(Options{Node: "b", Clock: clock})
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Open with Redis paused took %v", d)
+	}
+	mustAdmit(t, b, "alice", 0, 0, ErrUnavailable)
+	b.usage.push(Record{Allocation: "lost"})
+	if err := b.Close(); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Close with a record it could not write = %v, want ErrUnavailable", err)
 	}
 	r.resume()
 	probeUntilUp(t, clock, a)
