@@ -109,8 +109,8 @@ func (p *published) set(node string, s NodeState) (stateChanged bool) {
 func (p *published) snapshot() pubSnapshot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.state == "" { // nothing published yet
-		p.state, p.uris, p.sessions = StateServing, "[]", []byte("[]")
+	if p.state == "" { // nothing published yet: say so, with no sessions
+		p.state, p.uris, p.sessions, p.missing = StateServing, "[]", []byte("[]"), true
 	}
 	s := pubSnapshot{state: p.state, uris: p.uris, allocations: p.allocs, bps: p.bps, gen: p.gen}
 	if p.missing || p.wrote != p.gen {
