@@ -82,6 +82,7 @@ type Client struct {
 	wakeSend chan struct{} // the writer has queued work
 	sub      *redis.PubSub
 	forgot   atomic.Bool // forget ran: Redis holds no counts of an earlier run
+	forgetAt uint64      // forget's SCAN cursor (under counts.books)
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc

@@ -223,15 +223,17 @@ const scanCount = 1000
 // forget deletes every count Redis holds for this node's name, once,
 // before the node's first counts are written: a node that crashed and
 // came back under the same name within its lease would otherwise inherit
-// its old share, which no rebuild knows to delete.
+// its old share, which no rebuild knows to delete. A scan cut short by
+// its deadline goes on from where it stopped at the next attempt, so a
+// large keyspace costs a few probes, not every one.
 func (c *Client) forget(ctx context.Context) error {
 	c.counts.books.Lock()
 	defer c.counts.books.Unlock()
 	name := c.opt.Node
 	match := globEscape(c.keys.prefix) + "users:*"
-	var cursor uint64
+	cursor := &c.forgetAt
 	for {
-		keys, next, err := c.rdb.Scan(ctx, cursor, match, scanCount).Result()
+		keys, next, err := c.rdb.Scan(ctx, *cursor, match, scanCount).Result()
 		if err != nil {
 			return c.fail(ctx, "forget old counts", err)
 		}
@@ -246,7 +248,7 @@ func (c *Client) forget(ctx context.Context) error {
 				return c.fail(ctx, "forget old counts", err)
 			}
 		}
-		if cursor = next; cursor == 0 {
+		if *cursor = next; next == 0 {
 			break
 		}
 	}
