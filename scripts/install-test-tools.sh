@@ -4,8 +4,9 @@
 #   - Debian packages: coturn (turnutils_uclient/turnutils_peer for interop and
 #     load tests), iproute2 (network namespaces), systemd (systemd-analyze for
 #     the unit-file tests), chromium (the browser tests in test/e2e), clang,
-#     llvm and libbpf-dev (make bpf, for internal/offload's BPF program) and
-#     ethtool (internal/offload's checksum-offload tests);
+#     llvm and libbpf-dev (make bpf, for internal/offload's BPF program),
+#     ethtool (internal/offload's checksum-offload tests) and redis-server
+#     (pkg/fleet's tests start their own);
 #   - Helm, built from source through the Go module proxy into bin/tools/ (a
 #     prebuilt Helm release cannot be downloaded on our machines).
 # Run as root on Debian. Set HELM_VERSION to override the pinned Helm.
@@ -25,6 +26,7 @@ declare -A want=(
 	[clang]=clang
 	[llvm-strip]=llvm
 	[ethtool]=ethtool
+	[redis-server]=redis-server
 )
 missing=()
 for cmd in "${!want[@]}"; do
@@ -46,6 +48,11 @@ if ((${#missing[@]} > 0)); then
 	# collide with the tests' servers.
 	if [[ " ${missing[*]} " == *" coturn "* ]] && command -v systemctl >/dev/null 2>&1; then
 		systemctl disable --now coturn >/dev/null 2>&1 || true
+	fi
+	# Likewise redis-server's: the tests start their own on free ports, and
+	# a machine-wide Redis is nothing they need.
+	if [[ " ${missing[*]} " == *" redis-server "* ]] && command -v systemctl >/dev/null 2>&1; then
+		systemctl disable --now redis-server >/dev/null 2>&1 || true
 	fi
 fi
 
