@@ -14,7 +14,7 @@ import (
 // The netns scenario's bounds: the whole scenario (three servers, the
 // topology) and each server's share of it, its quiet wait included.
 const (
-	netnsBudget      = 175 * time.Second
+	netnsBudget      = 215 * time.Second
 	netnsServerSlice = 55 * time.Second
 	netnsQuietWait   = 5 * time.Second
 	// netnsStepReserve is how much of a server's slice a later ramp step
@@ -128,6 +128,9 @@ func netnsServerRow(ctx context.Context, e *env, load netnsLoad, k netnsKind, di
 	ref := referenceLoad(ctx, e, load, k, ramp[0], deadline, row)
 	n.Steps = append(n.Steps, ref)
 	for _, st := range ramp[1:] {
+		if k.maxBPS > 0 {
+			break // the reference load is what this row is for
+		}
 		if !n.Steps[len(n.Steps)-1].LossFree || srv.proc.exited() || ctx.Err() != nil {
 			break
 		}

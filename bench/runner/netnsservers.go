@@ -17,15 +17,21 @@ import (
 	"github.com/pion/stun/v4"
 )
 
-// netnsKind is one of the three servers the netns scenario compares.
+// netnsKind is one of the servers the netns scenario compares.
 type netnsKind struct {
 	name string
 	// offload is turnd's relay.offload; "" means coturn.
 	offload string
+	// maxBPS is turnd's limits.max_bps (0: none). An allocation with a
+	// rate stays in user space with the kernel path on: the row measures
+	// what that choice costs, at the reference load only (the rate is far
+	// above the load's, so nothing is held back).
+	maxBPS int64
 }
 
 func netnsKinds() []netnsKind {
-	return []netnsKind{{name: "coturn"}, {name: "turnd-user", offload: "off"}, {name: "turnd-kernel", offload: "tc"}}
+	return []netnsKind{{name: "coturn"}, {name: "turnd-user", offload: "off"}, {name: "turnd-kernel", offload: "tc"},
+		{name: "turnd-kernel-limited", offload: "tc", maxBPS: 1_000_000_000}}
 }
 
 // netnsMetrics is turnd's metrics listener, on the turnd namespace's own
@@ -50,7 +56,8 @@ auth:
     %s: %s
 peers:
   allowed: ["198.18.0.0/15"]
-` + quotasOff + `http:
+` + quotasOff + `  max_bps: %d
+http:
   address: "%s"
 `
 
@@ -66,7 +73,7 @@ func netnsArgv(k netnsKind, bins map[string]string, dir string, cpus int) ([]str
 	}
 	cfg := filepath.Join(dir, k.name+".yaml")
 	body := fmt.Sprintf(netnsTurndConfig, benchRealm, turndClientIP, netnsPort, turndRelayIP, minRelay, maxRelay,
-		k.offload, benchUser, benchPass, netnsMetrics)
+		k.offload, benchUser, benchPass, k.maxBPS, netnsMetrics)
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		return nil, fmt.Errorf("write %s config: %w", k.name, err)
 	}

@@ -63,8 +63,8 @@ type Row struct {
 	// Handovers are the hand-over scenario's upgrades, one per allocation count.
 	Handovers []Handover `json:"handovers,omitempty"`
 
-	// Netns is the netns scenario's own figures (its three servers are
-	// coturn, turnd-user and turnd-kernel).
+	// Netns is the netns scenario's own figures (its servers are coturn,
+	// turnd-user, turnd-kernel and turnd-kernel-limited).
 	Netns *NetnsRow `json:"netns,omitempty"`
 }
 
