@@ -204,12 +204,26 @@ func (k *kroute) fold(kc *kconn) {
 		k.rl.kernelFailed(err)
 		return
 	}
-	d := offload.Count{ToPeerPackets: n.ToPeerPackets - kc.seen.ToPeerPackets,
-		ToPeerBytes:     n.ToPeerBytes - kc.seen.ToPeerBytes,
-		ToClientPackets: n.ToClientPackets - kc.seen.ToClientPackets,
-		ToClientBytes:   n.ToClientBytes - kc.seen.ToClientBytes}
-	kc.seen = n
+	// The program counts a datagram before its rewrite and takes it back
+	// if the rewrite fails: a read in between sees one more than later
+	// ones. Only rises are folded, so no total ever goes down; such a
+	// datagram stays counted, as one lost on the wire would.
+	d := offload.Count{ToPeerPackets: rise(n.ToPeerPackets, &kc.seen.ToPeerPackets),
+		ToPeerBytes:     rise(n.ToPeerBytes, &kc.seen.ToPeerBytes),
+		ToClientPackets: rise(n.ToClientPackets, &kc.seen.ToClientPackets),
+		ToClientBytes:   rise(n.ToClientBytes, &kc.seen.ToClientBytes)}
 	k.route.Usage.Kernel(k.rl.opts.Counters, kc.c.six, d.ToPeerPackets, d.ToPeerBytes, d.ToClientPackets, d.ToClientBytes)
+}
+
+// rise returns how far now is above *seen and raises *seen to it; 0 when
+// now is not above.
+func rise(now uint64, seen *uint64) uint64 {
+	if now <= *seen {
+		return 0
+	}
+	d := now - *seen
+	*seen = now
+	return d
 }
 
 // foldAll folds every socket of the route.

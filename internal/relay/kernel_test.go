@@ -321,3 +321,26 @@ func TestKernelDropsOneFamily(t *testing.T) {
 		t.Fatalf("after the IPv6 family ended: entries %+v, %d slots; want the IPv4 channel and its slot", got, k.taken())
 	}
 }
+
+// TestKernelFoldNeverGoesBack: a count the program takes back (a rewrite
+// that failed after it was counted) read in between folds nothing
+// backwards: the totals only rise, and the next rise is folded once.
+func TestKernelFoldNeverGoesBack(t *testing.T) {
+	g := newKernelRig(t)
+	g.bind("127.0.0.2:5000", 0x4001, false)
+	s := g.slot(t)
+	g.k.relayed(s, 5, 0)
+	g.counters.Settle()
+	g.k.relayed(s, 1, 0)
+	g.counters.Settle()
+	g.k.relayed(s, -1, 0)
+	g.counters.Settle()
+	if n := g.counters.Kernel.ToPeerPackets.Load(); n != 6 {
+		t.Fatalf("kernel total %d after a count taken back; want it to stay at 6", n)
+	}
+	g.k.relayed(s, 2, 0)
+	g.counters.Settle()
+	if n, u := g.counters.Kernel.ToPeerPackets.Load(), g.route.Usage.Usage().ToPeerPackets; n != 7 || u != 7 {
+		t.Fatalf("after two more: kernel total %d, usage %d; want 7, 7", n, u)
+	}
+}
