@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 
 	"github.com/turnd/turnd/internal/loglimit"
 	"github.com/turnd/turnd/internal/offload"
@@ -23,9 +24,12 @@ type Offload struct {
 
 // kernelPath is the kernel fast path of a server, and how it started.
 type kernelPath struct {
-	path  *offload.Path // nil: user space only
+	path  *offload.Path // nil: user space only; set by New, never changed after (Close is idempotent)
 	state Offload
 	fails *loglimit.Limiter // entries or counts the kernel refused
+	// passed is the last of Path.Passed's counts read, which a scrape
+	// after the path closed still shows (no reset at shutdown).
+	passed atomic.Pointer[map[string]uint64]
 }
 
 // openKernel starts the kernel path relay.offload asks for: tc must start
@@ -98,7 +102,6 @@ func (s *Server) closeKernel() {
 	if err := s.kernel.path.Close(); err != nil && !errors.Is(err, offload.ErrClosed) {
 		s.log.Warn("detaching the kernel path", "err", err)
 	}
-	s.kernel.path = nil
 }
 
 // KernelPassed counts what the kernel path left to user space, by reason;
@@ -109,8 +112,12 @@ func (s *Server) KernelPassed() map[string]uint64 {
 	}
 	m, err := s.kernel.path.Passed()
 	if err != nil {
-		return nil
+		if last := s.kernel.passed.Load(); last != nil {
+			return *last
+		}
+		return map[string]uint64{}
 	}
+	s.kernel.passed.Store(&m)
 	return m
 }
 
