@@ -90,17 +90,16 @@ func (t topology) create(ctx context.Context) error {
 	return nil
 }
 
-// forwardingOn turns IP forwarding on in ns, on every interface (lo
-// included): the kernel path's route lookup (bpf_fib_lookup) needs it. The
-// user-space servers see no difference: every datagram to them is
-// addressed to one of turnd's own addresses.
+// forwardingOn turns IP forwarding on for lo in ns, as the README tells
+// operators to: the kernel path's route lookup (bpf_fib_lookup) is made
+// through lo and needs it; the namespace routes nothing more than before.
 func forwardingOn(ns string) error {
 	return inNetns(ns, func() error {
 		// /proc/sys/net shows the namespace of the thread that opens it.
-		if err := os.WriteFile("/proc/sys/net/ipv4/conf/all/forwarding", []byte("1"), 0); err != nil {
+		if err := os.WriteFile("/proc/sys/net/ipv4/conf/lo/forwarding", []byte("1"), 0); err != nil {
 			return fmt.Errorf("ipv4 forwarding in %s: %w", ns, err)
 		}
-		err := os.WriteFile("/proc/sys/net/ipv6/conf/all/forwarding", []byte("1"), 0)
+		err := os.WriteFile("/proc/sys/net/ipv6/conf/lo/forwarding", []byte("1"), 0)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("ipv6 forwarding in %s: %w", ns, err)
 		}
