@@ -141,8 +141,9 @@ func (r *redisServer) admin() *redis.Client {
 	return c
 }
 
-// open starts a Client on the server with test-friendly defaults: a short
-// lease, unless o sets one. It is closed at the test's end.
+// open starts a Client on the server with test-friendly defaults, unless o
+// sets them: a short lease, and an Admit deadline a loaded runner meets
+// (a test about that deadline sets its own). It is closed at the test's end.
 func (r *redisServer) open(o Options) *Client {
 	r.t.Helper()
 	if o.URL == "" {
@@ -150,6 +151,9 @@ func (r *redisServer) open(o Options) *Client {
 	}
 	if o.Lease == 0 {
 		o.Lease = testLease
+	}
+	if o.Timeout == 0 {
+		o.Timeout = testTimeout
 	}
 	if o.Prefix == "" {
 		o.Prefix = "t:"
@@ -164,6 +168,9 @@ func (r *redisServer) open(o Options) *Client {
 
 // testLease is short, so that lapses are waited for in well under a second.
 const testLease = 600 * time.Millisecond
+
+// testTimeout is Admit's deadline where the deadline is not the subject.
+const testTimeout = 2 * time.Second
 
 // eventually polls cond every few milliseconds until it holds, failing the
 // test after within: for what Redis gets in the background, or a lease
