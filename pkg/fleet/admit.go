@@ -64,7 +64,9 @@ return 0
 // when the allocation ends or is not made after all), ErrUserQuota,
 // ErrTotalQuota (nothing held), or an error wrapping ErrUnavailable
 // (nothing held; a caller that admits anyway by its fallback rule calls
-// Hold). While the Client is down it returns at once.
+// Hold). While the Client is down it returns at once. A ctx that ends
+// first (its own deadline shorter than Timeout) returns its error, and
+// leaves the Client up: the caller gave up, Redis did not fail.
 func (c *Client) Admit(ctx context.Context, user string, userLimit, totalLimit int) error {
 	if c.ctx.Err() != nil {
 		return fmt.Errorf("admit %q: %w", user, ErrClosed)
@@ -79,7 +81,7 @@ func (c *Client) Admit(ctx context.Context, user string, userLimit, totalLimit i
 		return fmt.Errorf("admit %q: %w: counts being rebuilt", user, ErrUnavailable)
 	}
 	defer c.counts.books.RUnlock()
-	actx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
+	actx, cancel := opContext(ctx, c.opt.Timeout)
 	defer cancel()
 	k := c.keys
 	res, err := admitScript.Run(actx, c.rdb, []string{k.nodes(), k.user(user), k.total()},
@@ -145,7 +147,7 @@ func (c *Client) sendDeltas(ctx context.Context) error {
 		keys = append(keys, c.keys.user(u))
 		args = append(args, d)
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.opTimeout())
+	ctx, cancel := opContext(ctx, c.opTimeout())
 	defer cancel()
 	if err := deltaScript.Run(ctx, c.rdb, keys, args...).Err(); err != nil {
 		c.counts.markDirty()

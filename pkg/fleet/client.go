@@ -112,7 +112,7 @@ func Open(ctx context.Context, o Options) (*Client, error) {
 
 	// The first beat registers the node (and writes its empty counts)
 	// before Open returns, so a caller's first Admit already counts here.
-	bctx, cancel := context.WithTimeout(ctx, c.opTimeout())
+	bctx, cancel := opContext(ctx, c.opTimeout())
 	err = c.beat(bctx)
 	cancel()
 	if err != nil {
@@ -196,7 +196,7 @@ func (c *Client) Close() error {
 		c.cancel()
 		_ = c.sub.Close() // unblocks listen's receive
 		c.wg.Wait()
-		ctx, cancel := context.WithTimeout(context.Background(), c.opTimeout())
+		ctx, cancel := opContext(context.Background(), c.opTimeout())
 		defer cancel()
 		err = nil
 		if c.state.isUp() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -30,7 +31,8 @@ func TestOptions(t *testing.T) {
 	}
 
 	ch := make(changes, 4)
-	c, err := Open(context.Background(), Options{URL: fmt.Sprintf("redis://127.0.0.1:%d", freePort(t)), Node: "a", OnChange: ch.record})
+	absent := "unix://" + filepath.Join(t.TempDir(), "none.sock") // nothing listens there, nor will
+	c, err := Open(context.Background(), Options{URL: absent, Node: "a", OnChange: ch.record})
 	if err != nil {
 		t.Fatalf("Open with Redis absent: %v", err)
 	}

@@ -41,7 +41,7 @@ func (c *Client) publish(ctx context.Context, m controlMessage) error {
 	if c.ctx.Err() != nil {
 		return ErrClosed
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.opTimeout())
+	ctx, cancel := opContext(ctx, c.opTimeout())
 	defer cancel()
 	msg, _ := json.Marshal(m) // strings always encode
 	if err := c.rdb.Publish(ctx, c.keys.control(), msg).Err(); err != nil {
@@ -54,7 +54,7 @@ func (c *Client) publish(ctx context.Context, m controlMessage) error {
 // time) for Redis to confirm, so that a Disconnect right after Open
 // reaches this node. If Redis is down, listen keeps trying.
 func (c *Client) subscribe(ctx context.Context) *redis.PubSub {
-	ctx, cancel := context.WithTimeout(ctx, c.opTimeout())
+	ctx, cancel := opContext(ctx, c.opTimeout())
 	defer cancel()
 	// The PubSub keeps the channel even when this first SUBSCRIBE fails,
 	// and subscribes again on its next connection.

@@ -104,7 +104,7 @@ func (c *Client) heartbeat() {
 		}
 		switch {
 		case up:
-			ctx, cancel := context.WithTimeout(c.ctx, c.opTimeout())
+			ctx, cancel := opContext(c.ctx, c.opTimeout())
 			_ = c.beat(ctx) // a failure marks the Client down; the probe takes over
 			cancel()
 		case fired:

@@ -156,7 +156,7 @@ func (c *Client) liveNames(ctx context.Context) ([]redis.Z, error) {
 
 // Nodes returns the live nodes with their state and load, by name.
 func (c *Client) Nodes(ctx context.Context) ([]Node, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.opTimeout())
+	ctx, cancel := opContext(ctx, c.opTimeout())
 	defer cancel()
 	live, err := c.liveNames(ctx)
 	if err != nil {
@@ -209,7 +209,7 @@ func (c *Client) LeastLoaded(ctx context.Context, n int, exclude string) ([]Node
 // Sessions returns every live node's published sessions, by node, then as
 // each node listed them.
 func (c *Client) Sessions(ctx context.Context) ([]Session, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.opTimeout())
+	ctx, cancel := opContext(ctx, c.opTimeout())
 	defer cancel()
 	live, err := c.liveNames(ctx)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // outage is whether Redis is usable. Any goroutine may find it down; only
@@ -70,10 +71,35 @@ func (o *outage) notifyLocked() {
 	o.changed = make(chan struct{})
 }
 
-// fail marks the fleet down, unless the caller cancelled ctx (that says
-// nothing of Redis), and returns err wrapped with what failed.
+// errOwnDeadline is the cause opContext gives an operation's own deadline,
+// so that fail can tell it from the caller's.
+var errOwnDeadline = errors.New("fleet operation deadline")
+
+// opContext bounds one operation on Redis by d within parent, the caller's
+// context (or the Client's own).
+func opContext(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(parent, d, errOwnDeadline)
+}
+
+// callerEnded reports whether ctx (from opContext) ended because its
+// parent did: a caller that gave up, even with a deadline shorter than the
+// operation's, says nothing of Redis.
+func callerEnded(ctx context.Context) bool {
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		// Due: the socket's deadline can report before the context's
+		// timer has fired, and only the fired context has its cause.
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second): // a Context that breaks its contract
+		}
+	}
+	return ctx.Err() != nil && !errors.Is(context.Cause(ctx), errOwnDeadline)
+}
+
+// fail marks the fleet down, unless ctx ended by its caller's doing
+// (callerEnded), and returns err wrapped with what failed.
 func (c *Client) fail(ctx context.Context, what string, err error) error {
-	if errors.Is(ctx.Err(), context.Canceled) {
+	if callerEnded(ctx) {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	c.state.down(err)
@@ -83,7 +109,7 @@ func (c *Client) fail(ctx context.Context, what string, err error) error {
 // probe asks Redis whether it is back. On success the node's counts are
 // rebuilt and a beat is sent before the Client is up again.
 func (c *Client) probe() error {
-	ctx, cancel := context.WithTimeout(c.ctx, c.opTimeout())
+	ctx, cancel := opContext(c.ctx, c.opTimeout())
 	defer cancel()
 	if err := c.rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("probe redis: %w", err)

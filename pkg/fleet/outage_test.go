@@ -1,7 +1,9 @@
 package fleet
 
 import (
+	"context"
 	"errors"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -145,4 +147,41 @@ func TestCloseBoundedAndClean(t *testing.T) {
 	eventually(t, 2*time.Second, "goroutines stopped", func() bool {
 		return runtime.NumGoroutine() <= before
 	})
+}
+
+// TestCallerDeadlineNotAnOutage: a caller whose own deadline (1ms) is
+// shorter than the Client's gives up on a Redis that answers within the
+// Client's deadline; that says nothing of Redis, so the Client stays up.
+// CLIENT PAUSE holds Redis's answers for a moment so that the caller's
+// deadline, not the reply, comes first on every run.
+func TestCallerDeadlineNotAnOutage(t *testing.T) {
+	r := startRedis(t)
+	ch := make(changes, 8)
+	a := r.open(Options{Node: "a", Lease: 10 * time.Second, Timeout: 2 * time.Second,
+		Clock: draintest.NewFakeClock(time.Now()), OnChange: ch.record})
+	admin := r.admin()
+	for _, tc := range []struct {
+		name string
+		call func(ctx context.Context) error
+	}{
+		{"Admit", func(ctx context.Context) error { return a.Admit(ctx, "alice", 0, 0) }},
+		{"Nodes", func(ctx context.Context) error { _, err := a.Nodes(ctx); return err }},
+		{"Sessions", func(ctx context.Context) error { _, err := a.Sessions(ctx); return err }},
+		{"Disconnect", func(ctx context.Context) error { return a.Disconnect(ctx, "bob") }},
+	} {
+		if err := admin.Do(ctxT(t), "CLIENT", "PAUSE", 100, "ALL").Err(); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		err := tc.call(ctx)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s past the caller's deadline = %v, want a deadline error and not ErrUnavailable", tc.name, err)
+		}
+		if s := a.Stats(); !s.Up || s.Outages != 0 {
+			t.Fatalf("%s: the caller's deadline took the Client down: %+v", tc.name, s)
+		}
+	}
+	mustAdmit(t, a, "alice", 0, 0, nil) // up without a probe: the fake clock never ran one
+	ch.none(t)
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,42 +18,63 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// redisServer is a redis-server this test started on 127.0.0.1 with a
-// free port, no persistence, and its own directory; it is stopped by PID
-// at the test's end.
+// redisServer is a redis-server this test started with no persistence and
+// its own directory; it is stopped by PID at the test's end. It listens on
+// a unix socket in that directory, which no other process can take between
+// a restart and the next start; a test that needs TCP (TLS) gets a port.
 type redisServer struct {
 	t    *testing.T
 	bin  string
 	args []string
-	port int
+	port int // the TLS port; 0 on a unix socket
 	cmd  *exec.Cmd
-	url  string // redis://127.0.0.1:port
+	url  string // unix://… or, with TCP, redis://127.0.0.1:port
 }
 
-// startRedis starts a redis-server with extra arguments; it skips the test
-// only when the binary is missing.
+// startAttempts bounds the retries of a TCP start whose free port another
+// process took between freePort and the server's bind.
+const startAttempts = 5
+
+// startRedis starts a redis-server with extra arguments ("PORT" in them is
+// a free TCP port, and makes it listen there instead of a unix socket);
+// it skips the test only when the binary is missing.
 func startRedis(t *testing.T, extra ...string) *redisServer {
+	t.Helper()
+	return startRedisOn(t, func() int { return freePort(t) }, extra...)
+}
+
+// startRedisOn is startRedis with the source of TCP ports to try.
+func startRedisOn(t *testing.T, ports func() int, extra ...string) *redisServer {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Skip("redis-server not installed (Debian package redis-server; scripts/install-test-tools.sh)")
 	}
-	r := &redisServer{t: t, bin: bin, port: freePort(t)}
-	portFlag := "--port"
-	for _, a := range extra {
-		if a == "--tls-port" {
-			portFlag = "" // the caller names the TLS port; the plain one is off
+	r := &redisServer{t: t, bin: bin}
+	dir := t.TempDir()
+	base := []string{"--bind", "127.0.0.1", "--port", "0", "--save", "", "--appendonly", "no", "--dir", dir}
+	if !slices.ContainsFunc(extra, func(a string) bool { return strings.Contains(a, "PORT") }) {
+		sock := filepath.Join(dir, "redis.sock")
+		r.args = append(append(base, "--unixsocket", sock, "--unixsocketperm", "700"), extra...)
+		r.url = "unix://" + sock
+		if err := r.launch(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(r.stop)
+		return r
+	}
+	for attempt := 1; ; attempt++ {
+		r.port = ports()
+		r.args = append(slices.Clone(base), expandPort(extra, r.port)...)
+		r.url = fmt.Sprintf("redis://127.0.0.1:%d", r.port)
+		err := r.launch()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errAddrInUse) || attempt == startAttempts {
+			t.Fatalf("start redis-server (attempt %d): %v", attempt, err)
 		}
 	}
-	r.args = []string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}
-	if portFlag != "" {
-		r.args = append(r.args, portFlag, strconv.Itoa(r.port))
-	} else {
-		r.args = append(r.args, "--port", "0")
-	}
-	r.args = append(r.args, expandPort(extra, r.port)...)
-	r.url = fmt.Sprintf("redis://127.0.0.1:%d", r.port)
-	r.start()
 	t.Cleanup(r.stop)
 	return r
 }
@@ -65,6 +88,8 @@ func expandPort(args []string, port int) []string {
 	return out
 }
 
+// freePort is a port free a moment ago: another process may take it
+// before redis-server binds it, which startRedis retries.
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -75,43 +100,65 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// start runs the server (again, on the same port) and returns once its log
-// says it accepts connections.
+// errAddrInUse is a redis-server that could not bind its port.
+var errAddrInUse = errors.New("address already in use")
+
+// start runs the server again on the same address (a restart).
 func (r *redisServer) start() {
 	r.t.Helper()
+	if err := r.launch(); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// launch runs the server and returns once its log says it accepts
+// connections, or why it did not.
+func (r *redisServer) launch() error {
 	cmd := exec.Command(r.bin, r.args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		r.t.Fatal(err)
+		return err
 	}
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
-		r.t.Fatalf("start redis-server: %v", err)
+		return fmt.Errorf("start redis-server: %w", err)
 	}
-	r.cmd = cmd
 	ready := make(chan error, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
 		var log []string
+		inUse := false
 		for sc.Scan() {
 			log = append(log, sc.Text())
-			if strings.Contains(sc.Text(), "Ready to accept connections") {
+			inUse = inUse || strings.Contains(sc.Text(), "Address already in use")
+			// "Ready to accept connections" on TCP, "The server is now
+			// ready to accept connections at …" on a unix socket.
+			if strings.Contains(strings.ToLower(sc.Text()), "ready to accept connections") {
 				ready <- nil
 				for sc.Scan() { // keep the pipe drained
 				}
 				return
 			}
 		}
-		ready <- fmt.Errorf("redis-server exited before it was ready:\n%s", strings.Join(log, "\n"))
+		err := fmt.Errorf("redis-server exited before it was ready:\n%s", strings.Join(log, "\n"))
+		if inUse {
+			err = fmt.Errorf("%w: %w", errAddrInUse, err)
+		}
+		ready <- err
 	}()
 	select {
 	case err := <-ready:
 		if err != nil {
-			r.t.Fatal(err)
+			_ = cmd.Wait()
+			return err
 		}
 	case <-time.After(10 * time.Second):
-		r.t.Fatal("redis-server not ready within 10s")
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return errors.New("redis-server not ready within 10s")
 	}
+	r.cmd = cmd
+	return nil
 }
 
 // stop kills the server (by PID, as a crash would) and waits for it.
@@ -141,8 +188,9 @@ func (r *redisServer) admin() *redis.Client {
 	return c
 }
 
-// open starts a Client on the server with test-friendly defaults: a short
-// lease, unless o sets one. It is closed at the test's end.
+// open starts a Client on the server with test-friendly defaults, unless o
+// sets them: a short lease, and an Admit deadline a loaded runner meets
+// (a test about that deadline sets its own). It is closed at the test's end.
 func (r *redisServer) open(o Options) *Client {
 	r.t.Helper()
 	if o.URL == "" {
@@ -150,6 +198,9 @@ func (r *redisServer) open(o Options) *Client {
 	}
 	if o.Lease == 0 {
 		o.Lease = testLease
+	}
+	if o.Timeout == 0 {
+		o.Timeout = testTimeout
 	}
 	if o.Prefix == "" {
 		o.Prefix = "t:"
@@ -164,6 +215,9 @@ func (r *redisServer) open(o Options) *Client {
 
 // testLease is short, so that lapses are waited for in well under a second.
 const testLease = 600 * time.Millisecond
+
+// testTimeout is Admit's deadline where the deadline is not the subject.
+const testTimeout = 2 * time.Second
 
 // eventually polls cond every few milliseconds until it holds, failing the
 // test after within: for what Redis gets in the background, or a lease

@@ -88,7 +88,7 @@ func (c *Client) send() {
 	defer c.wg.Done()
 	for {
 		up, _, changed := c.state.watch()
-		ctx, cancel := context.WithTimeout(c.ctx, c.opTimeout())
+		ctx, cancel := opContext(c.ctx, c.opTimeout())
 		_ = c.sendDeltas(ctx) // a failure marks the Client down
 		if up {
 			_ = c.flushUsage(ctx)

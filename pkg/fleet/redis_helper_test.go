@@ -1,0 +1,30 @@
+package fleet
+
+import (
+	"net"
+	"testing"
+)
+
+// TestStartRetriesTakenPort: a port another process takes between freePort
+// and redis-server's bind costs a retry on another port, not the test.
+func TestStartRetriesTakenPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	taken := l.Addr().(*net.TCPAddr).Port
+	tries := 0
+	r := startRedisOn(t, func() int {
+		if tries++; tries == 1 {
+			return taken
+		}
+		return freePort(t)
+	}, "--port", "PORT")
+	if r.port == taken || tries != 2 {
+		t.Fatalf("started on port %d after %d tries; %d was taken", r.port, tries, taken)
+	}
+	if err := r.admin().Ping(ctxT(t)).Err(); err != nil {
+		t.Fatalf("ping the retried server: %v", err)
+	}
+}
