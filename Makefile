@@ -45,7 +45,7 @@ test-fuzz:
 test-deploy:
 	cd deploy/test && TURND_BIN=$(abspath $(BIN)) PATH="$(abspath bin/tools):$$PATH" $(GO) test -count=1 -timeout 15m ./...
 
-# Installs coturn's test clients, iproute2, systemd-analyze and Helm when missing.
+# Installs coturn's test clients, iproute2, systemd-analyze, chromium, clang/llvm/libbpf-dev, ethtool, redis-server and Helm when missing.
 tools:
 	./scripts/install-test-tools.sh
 
