@@ -45,6 +45,10 @@ func (e events) Refused(method, reason, user string, client netip.AddrPort) {
 		}
 	case turn.RefusedRedirected:
 		s.obs.AllocationRejected(RejectRedirected)
+	case turn.RefusedFleetQuota:
+		s.obs.AllocationRejected(RejectFleetQuota)
+	case turn.RefusedFleetUnavailable:
+		s.obs.AllocationRejected(RejectFleetUnavailable)
 	case turn.RefusedTCPDisabled:
 		s.obs.AllocationRejected(RejectTCPDisabled)
 	case turn.RefusedBandwidth:
@@ -147,6 +151,9 @@ func (e events) Ended(a *allocation.Allocation, why allocation.EndReason, u traf
 		return
 	}
 	s.logUsage(a, u, why.String())
+	if s.fleet != nil {
+		s.fleet.ended(a, u, why.String())
+	}
 }
 
 // firstRelayed is the allocation's IPv4 relayed address, or its IPv6 one:
