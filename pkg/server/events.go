@@ -45,10 +45,11 @@ func (e events) Refused(method, reason, user string, client netip.AddrPort) {
 		}
 	case turn.RefusedRedirected:
 		s.obs.AllocationRejected(RejectRedirected)
-	case turn.RefusedFleetQuota:
-		s.obs.AllocationRejected(RejectFleetQuota)
-	case turn.RefusedFleetUnavailable:
-		s.obs.AllocationRejected(RejectFleetUnavailable)
+	case turn.RefusedFleetQuota, turn.RefusedFleetUnavailable:
+		s.obs.AllocationRejected(reason) // the Observer's names are the handler's
+		if held, ok := s.allow(s.logRate.quota, slog.LevelInfo); ok {
+			s.log.Info("allocation refused", loglimit.Args(held, "user", user, "client", client.String(), "reason", reason)...)
+		}
 	case turn.RefusedTCPDisabled:
 		s.obs.AllocationRejected(RejectTCPDisabled)
 	case turn.RefusedBandwidth:

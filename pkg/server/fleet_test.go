@@ -123,3 +123,46 @@ func TestFleetSessionsAndCredentials(t *testing.T) {
 		t.Error("credentials for no user")
 	}
 }
+
+// TestFleetCountsMoveWithAHandOver: a successor counts the allocations it
+// took over under the node's name, and their end frees the places.
+func TestFleetCountsMoveWithAHandOver(t *testing.T) {
+	r := redistest.Start(t)
+	optsA, optsB := fleetOptions(r, "a"), fleetOptions(r, "b")
+	optsA.Config.Limits.UserAllocations, optsB.Config.Limits.UserAllocations = 2, 2
+	nodes := startNodes(t, optsA, optsB)
+	a, b := nodes[0], nodes[1]
+	c1, c2 := dial(t, a, "udp"), dial(t, a, "udp")
+	c1.MustAllocate()
+	c2.MustAllocate()
+
+	a2 := handOver(t, a, optsA)
+	// Once the successor's client is open its counts are the fleet's.
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		if st, _ := a2.FleetStats(); st.Up && st.Held == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			st, _ := a2.FleetStats()
+			t.Fatalf("successor's fleet stats %+v, want 2 held", st)
+		}
+		time.Sleep(20 * time.Millisecond) // the client opens on its own goroutine
+	}
+	if code := testturn.ErrorCode(dial(t, b, "udp").Allocate()); code != 486 {
+		t.Fatalf("a third allocation after the hand-over: %d, want 486", code)
+	}
+	if code := c1.Refresh(0); code != 0 {
+		t.Fatalf("release through the successor: %d", code)
+	}
+	for {
+		code := testturn.ErrorCode(dial(t, b, "udp").Allocate())
+		if code == 0 {
+			break
+		}
+		if time.Now().After(deadline.Add(waitTimeout)) {
+			t.Fatalf("allocate after the successor's release: %d", code)
+		}
+		time.Sleep(20 * time.Millisecond) // the release's write
+	}
+}
