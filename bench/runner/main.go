@@ -238,7 +238,7 @@ func attemptOne(ctx context.Context, e *env, sc scenario, kind serverKind, bin, 
 	row.Scenario, row.Server, row.Command = sc.name, kind.name, sc.command
 	row.BusyBeforeCPUs = before
 	row.IRQCPUSeconds = float64(m1.irq-m0.irq) / userHZ
-	row.OtherCPUSeconds = otherCPU(o0, o1, srv.proc.pid(), e.peer.pid(), os.Getpid()).Seconds()
+	row.OtherCPUSeconds = otherCPU(o0, o1, append([]int{srv.proc.pid(), e.peer.pid(), os.Getpid()}, e.ownPIDs...)...).Seconds()
 	if s, serr := srv.sample(); serr == nil {
 		row.PeakRSSKB = s.HWMKB
 	}
@@ -282,6 +282,10 @@ func printAll(w io.Writer, res *Results) {
 	if _, ok := rowOf(res.Rows, "netns", "coturn"); ok {
 		fmt.Fprintln(w)
 		renderNetns(w, res.Rows)
+	}
+	if slices.ContainsFunc(res.Rows, func(r Row) bool { return r.Scenario == "fleet" }) {
+		fmt.Fprintln(w)
+		renderFleet(w, res.Rows)
 	}
 }
 

@@ -66,6 +66,10 @@ type Row struct {
 	// Netns is the netns scenario's own figures (its servers are coturn,
 	// turnd-user, turnd-kernel and turnd-kernel-limited).
 	Netns *NetnsRow `json:"netns,omitempty"`
+
+	// Fleet is the fleet scenario's own figures (its servers are turnd
+	// and turnd-fleet).
+	Fleet *FleetRow `json:"fleet,omitempty"`
 }
 
 // Step is one offered rate of the saturation ramp.

@@ -22,6 +22,9 @@ type env struct {
 	opts     serverOpts // given to every server started
 	log      io.Writer  // progress
 	toolErr  io.Writer  // the tools' stderr
+	// ownPIDs are processes a scenario started for itself (fleet's
+	// redis-server): their CPU is not other work on the machine.
+	ownPIDs []int
 }
 
 // scenario runs one load against one server and returns its row (without
@@ -98,6 +101,7 @@ func scenarios() []scenario {
 			command: fmt.Sprintf("turnload idle --clients %s --concurrency 100 --duration %v", idleClients, idleHold)},
 		handoverScenario(),
 		netnsScenario(),
+		fleetScenario(),
 	}
 }
 

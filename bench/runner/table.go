@@ -69,8 +69,8 @@ func keyName(scenario string) string {
 // renderTable writes the table as Markdown: for each scenario a row per
 // server and a row of ratios turnd/coturn.
 func renderTable(w io.Writer, res *Results) {
-	if !slices.ContainsFunc(res.Rows, func(r Row) bool { return r.Netns == nil }) {
-		return // a run of the netns scenario alone
+	if !slices.ContainsFunc(res.Rows, func(r Row) bool { return r.Netns == nil && r.Scenario != "fleet" }) {
+		return // a run of the netns or fleet scenario alone
 	}
 	cols := columns()
 	heads := []string{"scenario", "server"}
@@ -80,8 +80,8 @@ func renderTable(w io.Writer, res *Results) {
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(heads)))
 	var order []string
 	for _, r := range res.Rows {
-		if r.Netns != nil {
-			continue // its own table (renderNetns)
+		if r.Netns != nil || r.Scenario == "fleet" {
+			continue // their own tables (renderNetns, renderFleet)
 		}
 		if len(order) == 0 || order[len(order)-1] != r.Scenario {
 			order = append(order, r.Scenario)

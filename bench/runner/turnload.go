@@ -33,6 +33,9 @@ type loadReport struct {
 		PerSecond      float64 `json:"per_second"`
 		ServerCPUPerUS float64 `json:"server_cpu_per_alloc_us"`
 		ReleaseFailed  int     `json:"release_failed"`
+		LatencyP50Ms   float64 `json:"latency_p50_ms"`
+		LatencyP99Ms   float64 `json:"latency_p99_ms"`
+		LatencyMaxMs   float64 `json:"latency_max_ms"`
 	} `json:"alloc"`
 	Idle *struct {
 		Held          int     `json:"held"`
