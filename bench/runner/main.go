@@ -270,7 +270,9 @@ func printAll(w io.Writer, res *Results) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
-	renderTargets(w, res.Targets)
+	if slices.ContainsFunc(res.Targets, func(t Target) bool { return t.Note != "not measured" }) {
+		renderTargets(w, res.Targets) // not for a run of the fleet scenario alone
+	}
 	if _, ok := rowOf(res.Rows, "saturation", "turnd"); ok {
 		fmt.Fprintln(w)
 		renderSteps(w, res.Rows)
