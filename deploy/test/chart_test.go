@@ -22,6 +22,7 @@ type chartCase struct {
 }
 
 var chartCases = []chartCase{
+	{values: "fleet.values.yaml", check: checkFleet},
 	{values: "defaults.values.yaml", check: func(t *testing.T, r rendered) {
 		if r.serviceMonitor != nil {
 			t.Error("ServiceMonitor rendered although serviceMonitor.enabled is false")

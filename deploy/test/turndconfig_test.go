@@ -51,6 +51,16 @@ type turndConfig struct {
 		After   string `json:"after"`
 	} `json:"handover"` // nil: the section is absent
 	PIDFile string `json:"pidfile"`
+	Fleet   *struct {
+		Redis        string `json:"redis"`
+		PasswordFile string `json:"password_file"`
+		Node         string `json:"node"`
+		OnOutage     string `json:"on_outage"`
+		Credentials  struct {
+			TokenFile string `json:"token_file"`
+			TTL       string `json:"ttl"`
+		} `json:"credentials"`
+	} `json:"fleet"` // nil: the section is absent
 }
 
 func parseTurndConfig(t *testing.T, data []byte) turndConfig {

@@ -66,6 +66,25 @@ cannot change the file's structure.
        exit once its TLS clients are gone. */ -}}
 {{- $_ = set $cfg "handover" (dict "socket" "/run/turnd/handover.sock" "timeout" $v.handover.timeout "after" "wait") -}}
 {{- end -}}
+{{- $fv := $v.fleet | default dict -}}
+{{- if $fv.redis -}}
+{{- /* The fleet's secrets reach turnd as files the pod mounts (_pod.tpl). */ -}}
+{{- $fleet := deepCopy ($cfg.fleet | default dict) -}}
+{{- $_ = set $fleet "redis" $fv.redis -}}
+{{- if $fv.node -}}
+{{- $_ = set $fleet "node" $fv.node -}}
+{{- end -}}
+{{- if $fv.existingSecret -}}
+{{- $_ = set $fleet "password_file" (printf "/etc/turnd/fleet/%s" $fv.secretKey) -}}
+{{- end -}}
+{{- $fc := $fv.credentials | default dict -}}
+{{- if $fc.existingSecret -}}
+{{- $creds := deepCopy ($fleet.credentials | default dict) -}}
+{{- $_ = set $creds "token_file" (printf "/etc/turnd/fleet-credentials/%s" $fc.secretKey) -}}
+{{- $_ = set $fleet "credentials" $creds -}}
+{{- end -}}
+{{- $_ = set $cfg "fleet" $fleet -}}
+{{- end -}}
 # turnd.yaml rendered by the {{ .root.Chart.Name }} chart {{ .root.Chart.Version }}; edit the values, not this file.
 # ${TURND_NODE_IP} is the node's address, set by the pod from the downward API.
 {{ toYaml $cfg }}
@@ -136,6 +155,20 @@ a message naming the values to change; prints nothing otherwise.
 {{- if le (float64 $v.handover.minReadySeconds) (float64 $timeout) -}}
 {{- fail (printf "handover.minReadySeconds: %d must exceed handover.timeout (%s), or an old pod could be deleted before its successor has taken over" (int $v.handover.minReadySeconds) $v.handover.timeout) -}}
 {{- end -}}
+{{- end -}}
+{{- $fv := $v.fleet | default dict -}}
+{{- $fc := $fv.credentials | default dict -}}
+{{- if and (or $fv.existingSecret $fc.existingSecret) (not $fv.redis) -}}
+{{- fail "fleet.existingSecret / fleet.credentials.existingSecret: need fleet.redis" -}}
+{{- end -}}
+{{- if and $fv.redis $v.existingSecret -}}
+{{- fail "fleet.redis: the chart renders no turnd.yaml with existingSecret; put the fleet section in your own turnd.yaml" -}}
+{{- end -}}
+{{- if and $fv.redis ($v.config.fleet | default dict).redis -}}
+{{- fail "fleet.redis and config.fleet.redis: set fleet.redis only (the chart mounts its Secrets)" -}}
+{{- end -}}
+{{- if and $fc.existingSecret (not $v.config.auth.secrets) -}}
+{{- fail "fleet.credentials.existingSecret: GET /credentials signs TURN REST credentials with config.auth.secrets; set one" -}}
 {{- end -}}
 {{- if and (not $v.existingSecret) (not $v.config.auth.users) (not $v.config.auth.secrets) -}}
 {{- fail "config.auth: set users or secrets (or existingSecret); turnd refuses to run without credentials" -}}

@@ -8,6 +8,8 @@ comments at each "if $handover" say why).
 {{- $v := .Values -}}
 {{- $handover := and $v.handover $v.handover.enabled -}}
 {{- $offload := include "turnd.offload" . -}}
+{{- $fleet := $v.fleet | default dict -}}
+{{- $fleetCreds := $fleet.credentials | default dict -}}
 {{- /* Probes name the port in drain mode; the hand-over mode declares no
        container ports (see "ports:" below), so it gives the number. */ -}}
 {{- $probePort := "http" -}}
@@ -250,6 +252,18 @@ comments at each "if $handover" say why).
               mountPath: /etc/turnd/admin
               readOnly: true
             {{- end }}
+            {{- if and $fleet.redis $fleet.existingSecret }}
+            # The Redis password (fleet.password_file), read at start.
+            - name: fleet-redis
+              mountPath: /etc/turnd/fleet
+              readOnly: true
+            {{- end }}
+            {{- if and $fleet.redis $fleetCreds.existingSecret }}
+            # GET /credentials' bearer token, read on every request.
+            - name: fleet-credentials
+              mountPath: /etc/turnd/fleet-credentials
+              readOnly: true
+            {{- end }}
       volumes:
         {{- if $handover }}
         - name: handover
@@ -271,6 +285,18 @@ comments at each "if $handover" say why).
         - name: admin-token
           secret:
             secretName: {{ $v.adminToken.secretName }}
+            defaultMode: 0440
+        {{- end }}
+        {{- if and $fleet.redis $fleet.existingSecret }}
+        - name: fleet-redis
+          secret:
+            secretName: {{ $fleet.existingSecret }}
+            defaultMode: 0440
+        {{- end }}
+        {{- if and $fleet.redis $fleetCreds.existingSecret }}
+        - name: fleet-credentials
+          secret:
+            secretName: {{ $fleetCreds.existingSecret }}
             defaultMode: 0440
         {{- end }}
 {{- end -}}
