@@ -34,6 +34,9 @@ type Config struct {
 	HTTP HTTP `yaml:"http"`
 	// Log configures logging.
 	Log Log `yaml:"log"`
+	// Fleet joins this node to a fleet kept in Redis (fleet.go). Default
+	// none: a single node.
+	Fleet Fleet `yaml:"fleet"`
 	// PIDFile, when set, is where turnd writes its process ID: a file it
 	// renames into place, so its directory must be writable by turnd (as
 	// systemd's RuntimeDirectory is). Default "" (none).

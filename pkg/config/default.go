@@ -46,5 +46,7 @@ func Default() Config {
 		Handover: Handover{Timeout: 10 * time.Second, After: "exit"},
 		HTTP:     HTTP{Address: "127.0.0.1:9641"},
 		Log:      Log{Level: "info", Format: "text"},
+		Fleet: Fleet{Prefix: "turnd:", Lease: 10 * time.Second, Timeout: 250 * time.Millisecond, OnOutage: "local",
+			Credentials: FleetCredentials{TTL: time.Hour, Nodes: 3}},
 	}
 }

@@ -23,6 +23,8 @@ func TestDefault(t *testing.T) {
 		Handover: Handover{Timeout: 10 * time.Second, After: "exit"},
 		HTTP:     HTTP{Address: "127.0.0.1:9641"},
 		Log:      Log{Level: "info", Format: "text"},
+		Fleet: Fleet{Prefix: "turnd:", Lease: 10 * time.Second, Timeout: 250 * time.Millisecond, OnOutage: "local",
+			Credentials: FleetCredentials{TTL: time.Hour, Nodes: 3}},
 	}
 	if got := Default(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Default() =\n %+v\nwant\n %+v", got, want)

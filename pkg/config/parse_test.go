@@ -184,6 +184,13 @@ func TestParseFull(t *testing.T) {
 		HTTP:     HTTP{Address: "0.0.0.0:9641", AdminTokenFile: "/run/secrets/turnd-admin-token", MetricsUsers: []string{"alice", "bob"}},
 		Log:      Log{Level: "debug", Format: "json"},
 		PIDFile:  "/run/turnd.pid",
+		Fleet: Fleet{
+			Redis: "rediss://turnd@redis.example.org:6380/0", PasswordFile: "/run/secrets/redis-password",
+			CAFile: "/etc/turnd/redis-ca.pem", Node: "turn-1", Prefix: "prod:", Lease: 15 * time.Second,
+			Timeout: 200 * time.Millisecond, OnOutage: "refuse", TotalAllocations: 50000,
+			Advertise:   []string{"turn:192.0.2.1:3478?transport=udp", "turns:turn.example.org:5349"},
+			Credentials: FleetCredentials{TokenFile: "/run/secrets/turnd-credentials-token", TTL: 2 * time.Hour, Nodes: 2},
+		},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("full config:\n got %+v\nwant %+v", got, want)

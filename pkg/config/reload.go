@@ -58,6 +58,16 @@ func setOnce() []onceSetting {
 		value("http.admin_token_file", func(c *Config) *string { return &c.HTTP.AdminTokenFile }),
 		list("http.metrics_users", func(c *Config) *[]string { return &c.HTTP.MetricsUsers }),
 		value("pidfile", func(c *Config) *string { return &c.PIDFile }),
+		// A reload cannot move a node to another fleet, nor rename it.
+		value("fleet.redis", func(c *Config) *string { return &c.Fleet.Redis }),
+		value("fleet.password_file", func(c *Config) *string { return &c.Fleet.PasswordFile }),
+		value("fleet.ca_file", func(c *Config) *string { return &c.Fleet.CAFile }),
+		value("fleet.node", func(c *Config) *string { return &c.Fleet.Node }),
+		value("fleet.prefix", func(c *Config) *string { return &c.Fleet.Prefix }),
+		value("fleet.lease", func(c *Config) *time.Duration { return &c.Fleet.Lease }),
+		value("fleet.timeout", func(c *Config) *time.Duration { return &c.Fleet.Timeout }),
+		list("fleet.advertise", func(c *Config) *[]string { return &c.Fleet.Advertise }),
+		value("fleet.credentials.token_file", func(c *Config) *string { return &c.Fleet.Credentials.TokenFile }),
 	}
 }
 

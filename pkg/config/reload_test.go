@@ -20,6 +20,8 @@ func TestReloadKeepsExactlyWhatItReports(t *testing.T) {
 		"limits.permission_lifetime": true, "limits.channel_lifetime": true,
 		"relay.offload": true, "relay.offload_interfaces": true,
 		"handover.socket": true, "http.address": true, "http.admin_token_file": true, "http.metrics_users": true, "pidfile": true,
+		"fleet.redis": true, "fleet.password_file": true, "fleet.ca_file": true, "fleet.node": true, "fleet.prefix": true,
+		"fleet.lease": true, "fleet.timeout": true, "fleet.advertise": true, "fleet.credentials.token_file": true,
 	}
 	leaves := 0
 	for _, path := range keyPaths(reflect.TypeFor[Config](), "") {

@@ -89,6 +89,7 @@ func (c Config) Validate() error {
 	c.checkHandover(&v)
 	c.checkHTTP(&v)
 	c.checkLog(&v)
+	c.checkFleet(&v)
 	if len(v.problems) == 0 {
 		return nil
 	}

@@ -124,3 +124,37 @@ func TestCancelledAdmit(t *testing.T) {
 	})
 	mustAdmit(t, b, "alice", 1, 0, nil)
 }
+
+// TestDetachLeavesTheShareToASuccessor: a node that hands over keeps its
+// entries for the successor under its name, which counts them as its own.
+func TestDetachLeavesTheShareToASuccessor(t *testing.T) {
+	r := startRedis(t)
+	a, b := r.open(Options{Node: "a", Lease: 3 * time.Second}), r.open(Options{Node: "b"})
+	mustAdmit(t, a, "alice", 2, 0, nil)
+	mustAdmit(t, a, "alice", 2, 0, nil)
+	if err := a.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.admin().ZScore(ctxT(t), "t:nodes", "a").Result(); err != nil {
+		t.Fatalf("a left the live set on Detach: %v", err)
+	}
+	mustAdmit(t, b, "alice", 2, 0, ErrUserQuota)
+	// The successor holds what it took over and releases one of them.
+	a2 := r.open(Options{Node: "a", Lease: 3 * time.Second})
+	a2.Hold("alice")
+	a2.Hold("alice")
+	a2.Release("alice")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n, _ := r.admin().HGet(ctxT(t), "t:users:alice", "a").Int()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the successor's count is %d, want 1", n)
+		}
+		time.Sleep(20 * time.Millisecond) // written in the background
+	}
+	mustAdmit(t, b, "alice", 2, 0, nil)
+	mustAdmit(t, b, "alice", 2, 0, ErrUserQuota)
+}

@@ -189,7 +189,14 @@ func (c *Client) Node() string { return c.opt.Node }
 // queued, and removes the node from the fleet at once (its share is
 // released without waiting for the lease). It returns within about
 // Lease/3 of its call even if Redis does not answer.
-func (c *Client) Close() error {
+func (c *Client) Close() error { return c.stop(true) }
+
+// Detach is Close for a node whose successor under the same name took its
+// allocations over (a hand-over): the queued usage is written, but the
+// node's entries stay for the successor, which rewrites them as its own.
+func (c *Client) Detach() error { return c.stop(false) }
+
+func (c *Client) stop(leave bool) error {
 	err := ErrClosed
 	c.close.Do(func() {
 		c.state.close()
@@ -203,8 +210,10 @@ func (c *Client) Close() error {
 			if ferr := c.flushUsage(ctx); ferr != nil {
 				err = ferr
 			}
-			if lerr := c.leave(ctx); lerr != nil && err == nil {
-				err = lerr
+			if leave {
+				if lerr := c.leave(ctx); lerr != nil && err == nil {
+					err = lerr
+				}
 			}
 		} else if n, _ := c.usage.stats(); n > 0 {
 			// Billing loses these: the caller's log line must say so.

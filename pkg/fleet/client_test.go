@@ -63,7 +63,7 @@ func TestTLSAndACLUser(t *testing.T) {
 		"--tls-auth-clients", "no",
 		"--user", "default", "off",
 		"--user", "turnd", "on", ">s3cret", "~t:*", "&t:*", "+@all")
-	url := fmt.Sprintf("rediss://turnd:s3cret@127.0.0.1:%d", r.port)
+	url := fmt.Sprintf("rediss://turnd:s3cret@127.0.0.1:%d", r.Port)
 
 	dis := make(disconnects, 2)
 	a := r.open(Options{URL: url, Node: "a", TLS: cert.ClientConfig(), OnDisconnect: dis.record})
@@ -101,9 +101,9 @@ func TestTLSAndACLUser(t *testing.T) {
 		name string
 		o    Options
 	}{
-		{"wrong password", Options{URL: fmt.Sprintf("rediss://turnd:wrong@127.0.0.1:%d", r.port), TLS: cert.ClientConfig()}},
+		{"wrong password", Options{URL: fmt.Sprintf("rediss://turnd:wrong@127.0.0.1:%d", r.Port), TLS: cert.ClientConfig()}},
 		{"untrusted certificate", Options{URL: url}},
-		{"plain text to TLS", Options{URL: fmt.Sprintf("redis://turnd:s3cret@127.0.0.1:%d", r.port), Timeout: 100 * time.Millisecond}},
+		{"plain text to TLS", Options{URL: fmt.Sprintf("redis://turnd:s3cret@127.0.0.1:%d", r.Port), Timeout: 100 * time.Millisecond}},
 	} {
 		ch := make(changes, 4)
 		tc.o.Node, tc.o.OnChange = "x", ch.record

@@ -59,6 +59,7 @@ type alternates struct {
 
 	mu      sync.Mutex // a reload and the refresh loop both publish
 	entries []alternateEntry
+	fleet   []alternateEntry // the fleet's least-loaded node, used while entries is empty
 	// resolved holds the last good answer per name, so a failed lookup
 	// keeps the peers known before it.
 	resolved map[string][]netip.Addr
@@ -142,6 +143,24 @@ func (a *alternates) set(entries []alternateEntry) {
 	a.publish()
 }
 
+// setFleet installs the fleet's choice, offered while the configured list
+// is empty.
+func (a *alternates) setFleet(entries []alternateEntry) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.fleet = entries
+	a.publish()
+}
+
+// effective is the list in force: the configured one, else the fleet's.
+// Called with mu held.
+func (a *alternates) effective() []alternateEntry {
+	if len(a.entries) > 0 {
+		return a.entries
+	}
+	return a.fleet
+}
+
 // republish recomputes the list, after turnd's own addresses changed.
 func (a *alternates) republish() {
 	a.mu.Lock()
@@ -167,7 +186,7 @@ func (a *alternates) names() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var out []string
-	for _, e := range a.entries {
+	for _, e := range a.effective() {
 		if !e.ip.IsValid() {
 			out = append(out, e.host)
 		}
@@ -212,7 +231,7 @@ func (a *alternates) publish() {
 		seen[ap] = true
 		out = append(out, net.UDPAddrFromAddrPort(ap))
 	}
-	for _, e := range a.entries {
+	for _, e := range a.effective() {
 		if e.ip.IsValid() {
 			add(e.ip, e.port)
 			continue

@@ -38,15 +38,7 @@ func (s *Server) apply(cfg config.Config) error {
 	if err != nil {
 		return err
 	}
-	creds := auth.New(auth.Options{
-		Realm:     cfg.Realm,
-		Users:     cfg.Auth.Users,
-		Secrets:   cfg.Auth.Secrets,
-		Separator: cfg.Auth.RESTSeparator,
-
-		MaxValidity: cfg.Auth.MaxRESTValidity,
-		Revoked:     cfg.Auth.RevokedUsers,
-	})
+	creds := s.credentials(cfg)
 
 	s.cfg.Store(&cfg)
 	s.peers.Store(peers)
@@ -64,6 +56,20 @@ func (s *Server) apply(cfg config.Config) error {
 		s.edge.SetIdleTimeout(cfg.Limits.IdleConnectionTimeout)
 	}
 	return nil
+}
+
+// credentials is the credential store of cfg, refusing the users revoked
+// by cfg and, in a fleet, by any node.
+func (s *Server) credentials(cfg config.Config) *auth.Store {
+	return auth.New(auth.Options{
+		Realm:     cfg.Realm,
+		Users:     cfg.Auth.Users,
+		Secrets:   cfg.Auth.Secrets,
+		Separator: cfg.Auth.RESTSeparator,
+
+		MaxValidity: cfg.Auth.MaxRESTValidity,
+		Revoked:     s.revokedUsers(cfg),
+	})
 }
 
 // policy is the handlers' view of cfg; apply has already checked it.

@@ -186,11 +186,17 @@ func (s *Server) overCapacity() bool {
 	if limit <= 0 {
 		return false
 	}
+	return s.relayedBPS() >= float64(limit)
+}
+
+// relayedBPS is the bit rate relayed both ways, on the wire, as sampled
+// at most once a second.
+func (s *Server) relayedBPS() float64 {
 	c := s.relay.Counters()
 	return s.load.rate(time.Now(), func() uint64 {
 		c.Settle()
 		return c.ToPeerBytes.Load() + c.FromPeerBytes.Load() + c.HeaderBytes.Load()
-	}) >= float64(limit)
+	})
 }
 
 // allocRates pairs each allocation's Created with its Ended in whichever

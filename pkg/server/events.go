@@ -45,6 +45,11 @@ func (e events) Refused(method, reason, user string, client netip.AddrPort) {
 		}
 	case turn.RefusedRedirected:
 		s.obs.AllocationRejected(RejectRedirected)
+	case turn.RefusedFleetQuota, turn.RefusedFleetUnavailable:
+		s.obs.AllocationRejected(reason) // the Observer's names are the handler's
+		if held, ok := s.allow(s.logRate.quota, slog.LevelInfo); ok {
+			s.log.Info("allocation refused", loglimit.Args(held, "user", user, "client", client.String(), "reason", reason)...)
+		}
 	case turn.RefusedTCPDisabled:
 		s.obs.AllocationRejected(RejectTCPDisabled)
 	case turn.RefusedBandwidth:
@@ -147,6 +152,9 @@ func (e events) Ended(a *allocation.Allocation, why allocation.EndReason, u traf
 		return
 	}
 	s.logUsage(a, u, why.String())
+	if s.fleet != nil {
+		s.fleet.ended(a, u, why.String())
+	}
 }
 
 // firstRelayed is the allocation's IPv4 relayed address, or its IPv6 one:

@@ -103,6 +103,11 @@ func (s *Server) Freeze(ctx context.Context) (*Frozen, error) {
 }
 
 func (s *Server) frozen(ctx context.Context) (*Frozen, error) {
+	// Allocates the fleet is being asked about finish before anything
+	// stops; later ones count without asking until Thaw or Commit.
+	if err := s.turn.PauseAdmissions(ctx); err != nil {
+		return nil, err
+	}
 	// The relay first: its downlink writes to TCP clients' outboxes, which
 	// the edge's Pause waits to see written.
 	if err := s.relay.Pause(ctx); err != nil {
@@ -245,6 +250,9 @@ func (f *Frozen) Commit() (moved, stayed int) {
 	}
 	s.relay.ReleaseHeld(func(port int, v6 bool) bool { return f.held[heldKey{port, v6}] })
 	s.table.EndWhere(func(a *allocation.Allocation) bool { return gone[a] }, allocation.EndMoved)
+	if s.fleet != nil {
+		s.fleet.close(false) // the successor counts what moved, under this node's name
+	}
 	s.relay.Resume()
 	s.startClock()
 	return len(f.moved), s.table.Count()
@@ -264,6 +272,7 @@ func (f *Frozen) Thaw() {
 
 // thaw restarts the clock and ends the freeze.
 func (s *Server) thaw() {
+	s.turn.ResumeAdmissions()
 	s.startClock()
 	s.freeze.Unlock()
 }

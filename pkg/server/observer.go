@@ -14,6 +14,9 @@ const (
 	RejectTCPDisabled = "tcp_disabled" // 442: RFC 6062 relays switched off
 	RejectCapacity    = "capacity"     // 508: no relay port free
 	RejectRate        = "rate"         // 486: limits.user_allocate_rate
+
+	RejectFleetQuota       = "fleet_quota"       // 486: a fleet-wide quota (limits.user_allocations, fleet.total_allocations)
+	RejectFleetUnavailable = "fleet_unavailable" // 486: Redis down and fleet.on_outage refuse
 )
 
 // Reasons a CreatePermission or ChannelBind is refused.

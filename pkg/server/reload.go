@@ -22,6 +22,9 @@ func (s *Server) Reload(cfg config.Config) (restartNeeded []string, err error) {
 		return restartNeeded, fmt.Errorf("reload: %w", err)
 	}
 	s.obs.Reloaded(true)
+	if s.fleet != nil {
+		s.fleet.setRevoked(cfg.Auth.RevokedUsers)
+	}
 	s.revokeDenied()
 	s.applyRates()
 	if cfg.Auth.DisconnectOnRevoke {

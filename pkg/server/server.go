@@ -73,6 +73,7 @@ type Server struct {
 	edge   *edge.Edge
 	relay  *relay.Relay
 	kernel kernelPath // relay.offload (offload.go)
+	fleet  *fleetNode // fleet.* (fleet.go); nil: a single node
 	now    func() time.Time
 
 	// sockets are the client-facing sockets, bound by the edge.
@@ -156,6 +157,12 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.nonces = nonces
+	if cfg.FleetOn() {
+		// Before the first apply: the credentials refuse the fleet's revocations too.
+		if s.fleet, err = newFleetNode(s, cfg); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.apply(cfg); err != nil {
 		return nil, err
 	}
@@ -178,9 +185,11 @@ func New(opts Options) (*Server, error) {
 	if opts.relays != nil {
 		routes = opts.relays(routes)
 	}
-	s.turn = turn.New(turn.Options{
-		Table: s.table.Table, Relays: routes, Nonces: s.nonces, Events: events{s}, Now: s.now,
-	}, s.policy(cfg))
+	topts := turn.Options{Table: s.table.Table, Relays: routes, Nonces: s.nonces, Events: events{s}, Now: s.now}
+	if s.fleet != nil {
+		topts.Admission = s.fleet
+	}
+	s.turn = turn.New(topts, s.policy(cfg))
 	s.table.handler.Store(s.turn)
 	s.edge = edge.New(s.panicked)
 	s.edge.SetIdleTimeout(cfg.Limits.IdleConnectionTimeout)
@@ -192,6 +201,12 @@ func New(opts Options) (*Server, error) {
 		if err := s.inherit(in); err != nil {
 			s.abandon()
 			return nil, fmt.Errorf("take over: %w", err)
+		}
+		if s.fleet != nil {
+			// Each allocation holds a fleet count; the predecessor's move with it.
+			for _, a := range s.table.Allocations() {
+				s.fleet.Hold(a.User)
+			}
 		}
 	} else if err := s.bind(cfg); err != nil {
 		s.relay.Close()
@@ -211,9 +226,20 @@ func New(opts Options) (*Server, error) {
 		s.clock = allocation.Wall{}
 	}
 	if opts.DrainChanged != nil {
-		go s.alts.run(s.table.Admitting, opts.DrainChanged, s.closed)
+		changed := opts.DrainChanged
+		if s.fleet != nil {
+			changed = tee(changed, s.fleet.drainChanged, s.closed)
+		}
+		go s.alts.run(s.table.Admitting, changed, s.closed)
 	}
 	if in == nil {
+		if s.fleet != nil {
+			// Before serving: the first Allocate already counts in the fleet.
+			if err := s.fleet.open(); err != nil {
+				_ = s.Close()
+				return nil, err
+			}
+		}
 		s.Start()
 	}
 	return s, nil
@@ -235,6 +261,9 @@ func newNonces(secret []byte) (*auth.Nonces, error) {
 func (s *Server) Start() {
 	s.startOnce.Do(func() {
 		s.started.Store(true)
+		if s.fleet != nil && s.inheritedRelay {
+			s.fleet.openLater() // a successor serves at once; its counts wait for the client
+		}
 		s.startClock()
 		if s.inheritedRelay {
 			s.relay.Resume()
@@ -383,6 +412,8 @@ func (s *Server) Close() error {
 		s.table.StopAdmitting()
 		s.log.Debug("closing: answering requests in flight")
 		ctx, cancel := context.WithTimeout(context.Background(), answerGrace)
+		// Allocates the fleet is asked about are answered, or time out, first.
+		_ = s.turn.PauseAdmissions(ctx)
 		if err := s.edge.Stop(ctx); err != nil {
 			s.log.Warn("closing with requests unanswered", "waited", answerGrace)
 		}
@@ -391,6 +422,9 @@ func (s *Server) Close() error {
 		// Usage records through the table's Ended hook, counters final
 		// enough: no reader serves anymore.
 		s.table.EndWhere(func(*allocation.Allocation) bool { return true }, why)
+		if s.fleet != nil {
+			s.fleet.close(true) // after the usage records of the allocations just ended
+		}
 		s.relay.Close()
 		s.closeKernel()
 		s.stopClock()

@@ -33,6 +33,9 @@ func (h *Handler) allocate(r *Request) {
 		h.again(r, a)
 		return
 	}
+	if h.asked(r) {
+		return // the first transmission's answer answers this one too
+	}
 	// Step 8, taken early: "the server MAY choose to reject the request
 	// with a 300 (Try Alternate) error if it wishes to redirect the client
 	// to a different server" — turnd does while it does not admit, if it
@@ -118,14 +121,14 @@ func (h *Handler) allocate(r *Request) {
 		refuse(stun.CodeAllocQuotaReached, RefusedQuota)
 		return
 	}
-	h.open(r, ticket, w, fams, giveBack)
+	h.admitted(r, ticket, w, fams, giveBack)
 }
 
 // open binds the relay sockets for an admitted Allocate and inserts the
 // allocation: "the server [...] allocates a relayed transport address"
 // (§7.2), or answers 508 with the ticket (and a redeemed token's port,
-// through giveBack) given back.
-func (h *Handler) open(r *Request, ticket allocation.Ticket, w bindings.Want, fams familyAsk, giveBack func()) {
+// through giveBack) given back. It reports whether it inserted one.
+func (h *Handler) open(r *Request, ticket allocation.Ticket, w bindings.Want, fams familyAsk, giveBack func()) bool {
 	route := &bindings.Route{Client: *r.From}
 	relayed, err := h.relays.Open(route, w)
 	if err == nil && !relayed.Addr[0].IsValid() && !relayed.Addr[1].IsValid() {
@@ -140,7 +143,7 @@ func (h *Handler) open(r *Request, ticket allocation.Ticket, w bindings.Want, fa
 		}
 		h.events.Refused(stun.MethodAllocate.String(), RefusedCapacity, r.User, r.From.Tuple.Client)
 		h.fail(r, code)
-		return
+		return false
 	}
 	lifetime, _ := requestedLifetime(r.Msg)
 	lifetime = grant(lifetime, false, r.policy)
@@ -157,10 +160,10 @@ func (h *Handler) open(r *Request, ticket allocation.Ticket, w bindings.Want, fa
 		}
 		if a, ok := h.table.Get(r.From.Tuple); ok {
 			h.again(r, a) // a retransmission served alongside gets its success
-			return
+			return false
 		}
 		h.fail(r, stun.CodeAllocMismatch)
-		return
+		return false
 	}
 	var token []byte
 	if w.Reserve && relayed.Held != 0 {
@@ -178,6 +181,7 @@ func (h *Handler) open(r *Request, ticket allocation.Ticket, w bindings.Want, fa
 	}
 	h.events.Created(a)
 	h.allocated(r, a, lifetime, token, addressErrors(fams, relayed))
+	return true
 }
 
 // again answers an Allocate on a 5-tuple that has allocation a: the same

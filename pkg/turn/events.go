@@ -19,6 +19,9 @@ const (
 	RefusedRate        = "rate"         // 486: limits.user_allocate_rate
 	RefusedBandwidth   = "bandwidth"    // 486: limits.total_bps
 	RefusedPeerDenied  = "peer_denied"  // 403: the peer filter or turnd's own socket
+
+	RefusedFleetQuota       = "fleet_quota"       // 486: the Admission's quota (ErrAdmissionQuota)
+	RefusedFleetUnavailable = "fleet_unavailable" // 486: the Admission could not decide (ErrAdmissionUnavailable)
 )
 
 // Reasons a message is dropped unanswered, as passed to Events.Dropped.

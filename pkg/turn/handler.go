@@ -21,6 +21,8 @@ type Handler struct {
 	events     Events
 	now        func() time.Time
 	next       atomic.Uint32 // rotation through Policy.Alternates
+	admission  Admission     // nil: the table's quotas alone
+	asking     asking        // Allocates waiting for admission
 }
 
 // Options are what a Handler is built on and keeps across reloads.
@@ -35,11 +37,13 @@ type Options struct {
 	Events Events
 	// Now is the clock of every request (nil: time.Now).
 	Now func() time.Time
+	// Admission, if set, is asked about every Allocate the table admits.
+	Admission Admission
 }
 
 // New returns a Handler applying p.
 func New(o Options, p *Policy) *Handler {
-	h := &Handler{table: o.Table, relays: o.Relays, nonces: o.Nonces, events: o.Events, now: o.Now}
+	h := &Handler{table: o.Table, relays: o.Relays, nonces: o.Nonces, events: o.Events, now: o.Now, admission: o.Admission}
 	if h.events == nil {
 		h.events = nopEvents{}
 	}

@@ -149,6 +149,12 @@ type env struct {
 
 func newEnv(t testing.TB, edit ...func(*turn.Policy)) *env {
 	t.Helper()
+	return newEnvWith(t, nil, edit...)
+}
+
+// newEnvWith is newEnv with the handler's options edited by opts (nil: none).
+func newEnvWith(t testing.TB, opts func(*turn.Options), edit ...func(*turn.Policy)) *env {
+	t.Helper()
 	c := &clock{now: t0}
 	n, err := auth.NewNonces(bytes.Repeat([]byte{7}, auth.NonceSecretLen), 0) // fixed: fuzz seeds stay valid
 	if err != nil {
@@ -170,7 +176,11 @@ func newEnv(t testing.TB, edit ...func(*turn.Policy)) *env {
 		ConnExpired: func(a *allocation.Allocation, id uint32) { h.ConnExpired(a, id) },
 	})
 	rel := newRelays()
-	h = turn.New(turn.Options{Table: table, Relays: rel, Nonces: n, Events: ev, Now: c.Now}, p)
+	o := turn.Options{Table: table, Relays: rel, Nonces: n, Events: ev, Now: c.Now}
+	if opts != nil {
+		opts(&o)
+	}
+	h = turn.New(o, p)
 	return &env{h: h, table: table, relays: rel, clock: c, nonces: n, store: s, policy: p, events: ev}
 }
 

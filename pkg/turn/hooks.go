@@ -19,6 +19,9 @@ func (h *Handler) Ended(a *allocation.Allocation, why allocation.EndReason) {
 	if s := a.Route.Client.Stream; s != nil && why != allocation.EndMoved {
 		s.Idle(true)
 	}
+	if h.admission != nil && why != allocation.EndMoved { // a moved one counts with its successor
+		h.admission.Release(a.User)
+	}
 	h.events.Ended(a, why, a.Usage())
 }
 

@@ -1,6 +1,7 @@
-package fleet
+package redistest
 
 import (
+	"context"
 	"net"
 	"testing"
 )
@@ -15,16 +16,16 @@ func TestStartRetriesTakenPort(t *testing.T) {
 	defer l.Close()
 	taken := l.Addr().(*net.TCPAddr).Port
 	tries := 0
-	r := startRedisOn(t, func() int {
+	r := StartOn(t, func() int {
 		if tries++; tries == 1 {
 			return taken
 		}
-		return freePort(t)
+		return FreePort(t)
 	}, "--port", "PORT")
-	if r.port == taken || tries != 2 {
-		t.Fatalf("started on port %d after %d tries; %d was taken", r.port, tries, taken)
+	if r.Port == taken || tries != 2 {
+		t.Fatalf("started on port %d after %d tries; %d was taken", r.Port, tries, taken)
 	}
-	if err := r.admin().Ping(ctxT(t)).Err(); err != nil {
+	if err := r.Admin().Ping(context.Background()).Err(); err != nil {
 		t.Fatalf("ping the retried server: %v", err)
 	}
 }

@@ -1,0 +1,204 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/turnd/turnd/pkg/config"
+	"github.com/turnd/turnd/pkg/fleet"
+)
+
+// fleetNode is this server's part in a fleet (fleet.*): the Admission the
+// handlers ask, the usage records and state it publishes, and the fleet's
+// disconnects and revocations applied here. Nil when fleet is off; its
+// methods are then not called.
+type fleetNode struct {
+	s    *Server
+	opts fleet.Options
+
+	client atomic.Pointer[fleet.Client] // nil until open (a successor opens it once it serves)
+	mu     sync.Mutex                   // orders early counts against the client's arrival
+	early  map[string]int               // counts held before the client opened
+	usage  []fleet.Record               // usage records ended before it opened
+
+	revoked atomic.Pointer[[]string] // the union of every node's auth.revoked_users
+
+	admitted, refused, fallback atomic.Uint64
+
+	drainChanged chan struct{} // the drain's changes, for the state it publishes
+	stop         chan struct{}
+	done         chan struct{}
+}
+
+// maxEarlyUsage bounds the usage records kept for a client not open yet.
+const maxEarlyUsage = 10000
+
+// newFleetNode builds the fleet's options from cfg; nothing connects yet.
+func newFleetNode(s *Server, cfg config.Config) (*fleetNode, error) {
+	o, err := fleetOptions(cfg.Fleet)
+	if err != nil {
+		return nil, fmt.Errorf("fleet: %w", err)
+	}
+	f := &fleetNode{s: s, early: make(map[string]int), drainChanged: make(chan struct{}, 1),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	o.OnChange = f.changed
+	o.OnDisconnect = f.disconnected
+	o.OnRevoked = f.revokedChanged
+	f.opts = o
+	return f, nil
+}
+
+// fleetOptions turns fleet.* into the client's options: the password file
+// into the URL, the CA file into a TLS config.
+func fleetOptions(c config.Fleet) (fleet.Options, error) {
+	o := fleet.Options{URL: c.Redis, Node: c.Node, Prefix: c.Prefix, Lease: c.Lease, Timeout: c.Timeout}
+	if o.Node == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return o, fmt.Errorf("name the node (fleet.node): %w", err)
+		}
+		o.Node = h
+	}
+	u, err := url.Parse(c.Redis)
+	if err != nil {
+		return o, fmt.Errorf("parse fleet.redis: %w", err)
+	}
+	if c.PasswordFile != "" {
+		b, err := os.ReadFile(c.PasswordFile)
+		if err != nil {
+			return o, fmt.Errorf("read fleet.password_file: %w", err)
+		}
+		user := ""
+		if u.User != nil {
+			user = u.User.Username()
+		}
+		u.User = url.UserPassword(user, strings.TrimSpace(string(b)))
+		o.URL = u.String()
+	}
+	if c.CAFile != "" {
+		pem, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return o, fmt.Errorf("read fleet.ca_file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return o, errors.New("fleet.ca_file: no PEM certificate in it")
+		}
+		o.TLS = &tls.Config{RootCAs: pool, ServerName: u.Hostname(), MinVersion: tls.VersionTLS12}
+	}
+	return o, nil
+}
+
+// open connects to the fleet and starts publishing; Redis being down is
+// not an error (the client probes on). Counts and usage kept before it
+// opened go to the client first.
+func (f *fleetNode) open() error {
+	c, err := fleet.Open(context.Background(), f.opts)
+	if err != nil {
+		return fmt.Errorf("open fleet: %w", err)
+	}
+	c.SetRevoked(f.s.cfg.Load().Auth.RevokedUsers)
+	f.mu.Lock()
+	for user, n := range f.early {
+		for range n {
+			c.Hold(user)
+		}
+	}
+	for _, r := range f.usage {
+		c.Usage(r)
+	}
+	f.early, f.usage = nil, nil
+	f.client.Store(c)
+	f.mu.Unlock()
+	go f.run(c)
+	return nil
+}
+
+// openLater opens the fleet on a goroutine of its own: a successor serves
+// at once, its first Allocates counted until the client is there.
+func (f *fleetNode) openLater() {
+	go func() {
+		if err := f.open(); err != nil {
+			f.s.log.Error("fleet", "err", err)
+		}
+	}()
+}
+
+// close leaves the fleet, or with leave false detaches from it for a
+// successor under the same name.
+func (f *fleetNode) close(leave bool) {
+	c := f.client.Load()
+	if c == nil {
+		return
+	}
+	select {
+	case <-f.stop:
+		return // closed already
+	default:
+		close(f.stop)
+	}
+	<-f.done
+	var err error
+	if leave {
+		err = c.Close()
+	} else {
+		err = c.Detach()
+	}
+	if err != nil && !errors.Is(err, fleet.ErrClosed) {
+		f.s.log.Warn("fleet: leaving", "err", err)
+	}
+}
+
+// changed logs a change between Redis usable and not, once per change.
+func (f *fleetNode) changed(up bool, err error) {
+	if up {
+		f.s.log.Info("fleet: redis reachable again; this node's counts rebuilt", "node", f.opts.Node)
+		return
+	}
+	rule := "fall back to this node's limits"
+	if f.s.cfg.Load().Fleet.OnOutage == "refuse" {
+		rule = "are refused (486)"
+	}
+	f.s.log.Warn("fleet: redis unreachable; live calls go on, new allocations "+rule, "node", f.opts.Node, "err", err)
+}
+
+// setRevoked publishes this node's auth.revoked_users to the fleet (open
+// publishes them for a client not open yet).
+func (f *fleetNode) setRevoked(users []string) {
+	if c := f.client.Load(); c != nil {
+		c.SetRevoked(users)
+	}
+}
+
+// tee passes every signal from in to a and to b, coalesced, until done.
+func tee(in <-chan struct{}, b chan struct{}, done <-chan struct{}) <-chan struct{} {
+	a := make(chan struct{}, 1)
+	go func() {
+		for {
+			select {
+			case <-in:
+				wakeUp(a)
+				wakeUp(b)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return a
+}
+
+// wakeUp sends a coalesced signal on ch.
+func wakeUp(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default: // one is pending; it covers this one
+	}
+}
