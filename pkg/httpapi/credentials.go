@@ -9,24 +9,19 @@ import (
 // token (fleet.credentials.token_file) only gets short-lived TURN
 // credentials, never sessions or disconnects, so it is a token of its own.
 
-// maxCredentialUser bounds the user of a credential: a STUN USERNAME holds
-// under 513 bytes, and the expiry with its colon takes up to 21 of them.
-const maxCredentialUser = 490
-
 func (a *API) credentials(w http.ResponseWriter, r *http.Request) {
 	user := r.URL.Query().Get("user")
-	switch {
-	case user == "":
+	if user == "" {
 		http.Error(w, "give the user to make credentials for: ?user=", http.StatusBadRequest)
-		return
-	case len(user) > maxCredentialUser:
-		http.Error(w, "user is too long for a TURN username", http.StatusBadRequest)
 		return
 	}
 	creds, err := a.opts.Fleet.Credentials(r.Context(), user)
 	if err != nil {
 		code := http.StatusInternalServerError
-		if errors.Is(err, ErrUnavailable) {
+		switch {
+		case errors.Is(err, ErrBadUser):
+			code = http.StatusBadRequest
+		case errors.Is(err, ErrUnavailable):
 			code = http.StatusServiceUnavailable
 		}
 		http.Error(w, "credentials: "+err.Error(), code)

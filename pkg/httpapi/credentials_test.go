@@ -31,9 +31,9 @@ func TestCredentialsEndpoint(t *testing.T) {
 	if rec := adminDo(t, f.api, "GET", "/sessions", "Bearer "+credToken); rec.Code != http.StatusUnauthorized {
 		t.Errorf("/sessions with the credentials token: %d, want 401", rec.Code)
 	}
-	for _, bad := range []string{"/credentials", "/credentials?user=", "/credentials?user=" + strings.Repeat("u", 491)} {
+	for _, bad := range []string{"/credentials", "/credentials?user="} {
 		if rec := adminDo(t, f.api, "GET", bad, "Bearer "+credToken); rec.Code != http.StatusBadRequest {
-			t.Errorf("GET %s: %d, want 400", bad[:min(len(bad), 40)], rec.Code)
+			t.Errorf("GET %s: %d, want 400", bad, rec.Code)
 		}
 	}
 	if rec := adminDo(t, f.api, "POST", "/credentials?user=alice", "Bearer "+credToken); rec.Code != http.StatusMethodNotAllowed {
@@ -55,10 +55,15 @@ func TestCredentialsEndpoint(t *testing.T) {
 	}
 }
 
-// TestCredentialsErrors: the fleet unable to answer is 503, anything else
-// 500; no URIs is an empty list, not null.
+// TestCredentialsErrors: a user no username can carry is 400, the fleet
+// unable to answer 503, anything else 500; no URIs is an empty list, not
+// null.
 func TestCredentialsErrors(t *testing.T) {
 	f := newFleetFixture(t, credentialsFile(t))
+	f.credsErr = fmt.Errorf("credentials for %q: %w", "a\nb", httpapi.ErrBadUser)
+	if rec := adminDo(t, f.api, "GET", "/credentials?user=a%0Ab", "Bearer "+credToken); rec.Code != http.StatusBadRequest {
+		t.Errorf("bad user: %d, want 400", rec.Code)
+	}
 	f.credsErr = fmt.Errorf("make credentials: no node ready: %w", httpapi.ErrUnavailable)
 	rec := adminDo(t, f.api, "GET", "/credentials?user=alice", "Bearer "+credToken)
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "no node ready") {

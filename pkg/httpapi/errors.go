@@ -13,4 +13,7 @@ var (
 	// node is ready, nothing to sign credentials with): the endpoint
 	// answers 503. Fleet callbacks wrap it.
 	ErrUnavailable = errors.New("fleet unavailable")
+	// ErrBadUser means no REST username can carry the user asked for:
+	// GET /credentials answers 400. Fleet.Credentials wraps it.
+	ErrBadUser = errors.New("bad user name")
 )
