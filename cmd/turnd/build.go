@@ -76,7 +76,8 @@ func build(cfg config.Config, log *slog.Logger, logOut *logWriter, tk *takeOver)
 	var err error
 	d.metrics, err = metrics.New(d.reg, metrics.Sources{Allocations: d.table.ByTransport, Drain: d.machine.Status, Traffic: d.totals,
 		// The server comes next, before anything can scrape.
-		KernelPassed: func() map[string]uint64 { return d.srv.KernelPassed() }})
+		KernelPassed: func() map[string]uint64 { return d.srv.KernelPassed() },
+		Fleet:        func() (metrics.FleetStats, bool) { return fleetMetrics(d.srv) }})
 	if err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
@@ -159,15 +160,19 @@ func (d *daemon) abandon() {
 	_ = d.srv.Close()
 }
 
-// warnTokenFile logs what is wrong with the admin token file's permissions.
+// warnTokenFile logs what is wrong with the admin and credentials token files' permissions.
 // It runs at start and on every reload: the file is read on every admin
 // request, so a chmod needs no restart, and a reload is when it is looked
 // at again. The path itself needs a restart, so d.cfg's is the running one.
 func (d *daemon) warnTokenFile() {
-	if d.cfg.HTTP.AdminTokenFile == "" {
-		return
+	if f := d.cfg.HTTP.AdminTokenFile; f != "" {
+		if w := httpapi.TokenFileWarning(f); w != "" {
+			d.log.Warn(w)
+		}
 	}
-	if w := httpapi.TokenFileWarning(d.cfg.HTTP.AdminTokenFile); w != "" {
-		d.log.Warn(w)
+	if f := d.cfg.Fleet.Credentials.TokenFile; f != "" {
+		if w := httpapi.CredentialsTokenFileWarning(f); w != "" {
+			d.log.Warn(w)
+		}
 	}
 }

@@ -24,8 +24,9 @@ func commands() []commandInfo {
 		{"status", "summarise a running turnd's /status: state, allocations, traffic, drain progress", statusCmd},
 		{"drain", "start a running turnd's drain (SIGTERM); --wait follows it to the end", drainCmd},
 		{"upgrade", "hand a running turnd's sockets and allocations to a successor from its executable path", upgradeCmd},
-		{"sessions", "list a running turnd's live allocations with their traffic (admin token)", sessionsCmd},
-		{"disconnect", "end live allocations of a user, or one by ID, at once (admin token)", disconnectCmd},
+		{"sessions", "list a running turnd's live allocations with their traffic; --fleet: every node's (admin token)", sessionsCmd},
+		{"disconnect", "end live allocations of a user (on every node of a fleet), or one by ID, at once (admin token)",
+			disconnectCmd},
 		{"version", "print the version", versionCmd},
 		{"help", "list the commands, or show one command's flags: turnd help COMMAND", helpCmd},
 	}

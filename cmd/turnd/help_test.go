@@ -23,6 +23,8 @@ func TestHelpAndExitCodes(t *testing.T) {
 		{args: []string{"version", "--help"}, code: 0, out: []string{"usage: turnd version"}, notOut: []string{"  -config"}},
 		{args: []string{"default-config", "--help"}, code: 0, out: []string{"usage: turnd default-config"}, notOut: []string{"  -config"}},
 		{args: []string{"help", "check-config"}, code: 0, inOut: true, out: []string{"-config"}},
+		{args: []string{"help", "sessions"}, code: 0, inOut: true, out: []string{"usage: turnd sessions", "-fleet", "NODE column"}},
+		{args: []string{"disconnect", "--help"}, code: 0, out: []string{"usage: turnd disconnect", "on every node"}},
 		{args: []string{"--version"}, code: 0, inOut: true, out: []string{"turnd " + version}},
 		{args: []string{"version"}, code: 0, inOut: true, out: []string{"turnd " + version}},
 		{args: []string{"stauts"}, code: 2, out: []string{`unknown command "stauts"`, `did you mean "status"`}},

@@ -12,8 +12,8 @@
 //	turnd status [--http ADDR] [--json]   summarise a running turnd's /status
 //	turnd drain [--pid N] [--wait]        SIGTERM a running turnd; --wait follows the drain to its end
 //	turnd upgrade [--pid N]               hand a running turnd's sockets and allocations to a successor
-//	turnd sessions [--user U] [--json]    list a running turnd's live allocations (admin token)
-//	turnd disconnect --user U | --id ID   end live allocations at once (admin token)
+//	turnd sessions [--user U] [--fleet]   list a running turnd's live allocations, or every node's (admin token)
+//	turnd disconnect --user U | --id ID   end live allocations at once, a user's on every node (admin token)
 //	turnd help [COMMAND]                  list the commands, or one command's flags
 package main
 

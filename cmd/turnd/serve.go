@@ -201,6 +201,7 @@ func (d *daemon) addHTTP(g *oklog.Group) {
 		Version: version, Started: d.started, Allocations: d.table.ByTransport, Expiry: d.table.Expiry,
 		Traffic: d.totals, Drain: d.machine.Status, Gatherer: d.reg, Warnings: d.warnings,
 		Offload: offloadStatus(d.srv.Offload()),
+		Fleet:   fleetAPI(d.srv, d.cfg.Fleet.Credentials.TokenFile),
 		Admin: httpapi.Admin{
 			TokenFile: d.cfg.HTTP.AdminTokenFile, Sessions: d.srv.Sessions, Usage: d.srv.Usage, Disconnect: d.srv.Disconnect,
 			Problem: func(err error) {

@@ -25,3 +25,20 @@ func formatSessions(sessions []httpapi.Session, now time.Time) string {
 	_ = w.Flush()
 	return b.String()
 }
+
+// formatFleetSessions renders every node's sessions as a table led by the
+// node. Other nodes publish no traffic, so the table shows none.
+func formatFleetSessions(sessions []httpapi.Session, now time.Time) string {
+	if len(sessions) == 0 {
+		return "no live allocations in the fleet\n"
+	}
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "NODE\tID\tUSER\tCLIENT\tTRANSPORT\tAGE")
+	for _, s := range sessions {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Node, s.ID, s.User, s.Client, s.Transport,
+			now.Sub(s.StartedAt).Round(time.Second))
+	}
+	_ = w.Flush()
+	return b.String()
+}

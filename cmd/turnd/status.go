@@ -33,8 +33,8 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	cfgPath := fs.String("config", "", "turnd config file to read http.address from")
 	asJSON := fs.Bool("json", false, "print the /status JSON document as turnd sent it")
 	fs.Usage = usage(fs, "turnd status [--http ADDR | --config FILE] [--json]",
-		"Prints a running turnd's state, allocations by transport, relayed traffic and, while it drains,\n"+
-			"the allocations left and the time to its deadline.")
+		"Prints a running turnd's state, allocations by transport, relayed traffic, its fleet (Redis up or\n"+
+			"down, allocations held fleet-wide) and, while it drains, the allocations left and the time to its deadline.")
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
 	}

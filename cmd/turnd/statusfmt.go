@@ -30,12 +30,39 @@ func formatStatus(st httpapi.Status, addr string, now time.Time) string {
 	t := st.Traffic
 	fmt.Fprintf(&b, "  relayed:      to peers %d packets, %s; from peers %d packets, %s\n",
 		t.ToPeerPackets, bytesSI(t.ToPeerBytes), t.FromPeerPackets, bytesSI(t.FromPeerBytes))
+	if f := st.Fleet; f != nil {
+		fmt.Fprintf(&b, "  fleet:        %s\n", fleetLine(*f))
+		if f.UsageQueued > 0 || f.UsageDropped > 0 {
+			fmt.Fprintf(&b, "                usage records: %d waiting for Redis, %d lost to a full queue\n",
+				f.UsageQueued, f.UsageDropped)
+		}
+	}
 	for _, w := range st.Warnings {
 		fmt.Fprintf(&b, "  warning:      %s\n", w)
 	}
 	fmt.Fprintf(&b, "  up:           %s (since %s)\n", time.Duration(st.UptimeSeconds*float64(time.Second)).Round(time.Second),
 		st.StartedAt.UTC().Format(time.RFC3339))
 	return b.String()
+}
+
+// fleetLine is "node n1, up; 3 allocations held fleet-wide; 1 outage since
+// start", or while Redis is down what becomes of new allocations.
+func fleetLine(f httpapi.FleetStatus) string {
+	state := "up"
+	if !f.Up {
+		state = "DOWN"
+		if f.Error != "" {
+			state += " (" + f.Error + ")"
+		}
+		switch f.OnOutage {
+		case "refuse":
+			state += ", new allocations refused (on_outage: refuse)"
+		default:
+			state += ", new allocations on this node's limits only (on_outage: " + f.OnOutage + ")"
+		}
+	}
+	return fmt.Sprintf("node %s, %s; %s held fleet-wide; %s since start", f.Node, state,
+		plural(f.Held, "allocation"), plural(int(f.Outages), "outage"))
 }
 
 // stateLine says what turnd does with new allocations, and since when it

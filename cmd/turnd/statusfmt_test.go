@@ -24,11 +24,36 @@ func TestFormatStatus(t *testing.T) {
 	expiring.Drain = &httpapi.DrainProgress{Trigger: "terminate", StartedAt: t0.Add(time.Hour),
 		Deadline: t0.Add(2 * time.Hour), SecondsLeft: 3588.4, AllocationsLeft: 3, EndsBy: last}
 
+	inFleet := serving
+	inFleet.Fleet = &httpapi.FleetStatus{Node: "n1", Up: true, Held: 3, Outages: 1, OnOutage: "local"}
+	fleetDown := serving
+	fleetDown.Fleet = &httpapi.FleetStatus{Node: "n1", Error: "dial tcp 127.0.0.1:6379: connection refused", Held: 3,
+		Outages: 2, UsageQueued: 5, OnOutage: "local"}
+	fleetRefusing := serving
+	fleetRefusing.Fleet = &httpapi.FleetStatus{Node: "n2", Outages: 1, UsageDropped: 7, OnOutage: "refuse"}
+
 	tests := []struct {
 		name string
 		st   httpapi.Status
 		want string
 	}{
+		{"in a fleet", inFleet, "turnd v1.2.3 at 127.0.0.1:9641: serving, accepting new allocations\n" +
+			"  allocations:  3 (udp 2, tcp 1, tls 0)\n" +
+			"  relayed:      to peers 1200 packets, 1.2 MB; from peers 1180 packets, 999 B\n" +
+			"  fleet:        node n1, up; 3 allocations held fleet-wide; 1 outage since start\n" +
+			"  up:           1h2m5s (since 2030-01-02T03:04:05Z)\n"},
+		{"fleet down", fleetDown, "turnd v1.2.3 at 127.0.0.1:9641: serving, accepting new allocations\n" +
+			"  allocations:  3 (udp 2, tcp 1, tls 0)\n" +
+			"  relayed:      to peers 1200 packets, 1.2 MB; from peers 1180 packets, 999 B\n" +
+			"  fleet:        node n1, DOWN (dial tcp 127.0.0.1:6379: connection refused), new allocations on this node's limits only (on_outage: local); 3 allocations held fleet-wide; 2 outages since start\n" +
+			"                usage records: 5 waiting for Redis, 0 lost to a full queue\n" +
+			"  up:           1h2m5s (since 2030-01-02T03:04:05Z)\n"},
+		{"fleet down, refusing", fleetRefusing, "turnd v1.2.3 at 127.0.0.1:9641: serving, accepting new allocations\n" +
+			"  allocations:  3 (udp 2, tcp 1, tls 0)\n" +
+			"  relayed:      to peers 1200 packets, 1.2 MB; from peers 1180 packets, 999 B\n" +
+			"  fleet:        node n2, DOWN, new allocations refused (on_outage: refuse); 0 allocations held fleet-wide; 1 outage since start\n" +
+			"                usage records: 0 waiting for Redis, 7 lost to a full queue\n" +
+			"  up:           1h2m5s (since 2030-01-02T03:04:05Z)\n"},
 		{"serving", serving, "turnd v1.2.3 at 127.0.0.1:9641: serving, accepting new allocations\n" +
 			"  allocations:  3 (udp 2, tcp 1, tls 0)\n" +
 			"  relayed:      to peers 1200 packets, 1.2 MB; from peers 1180 packets, 999 B\n" +

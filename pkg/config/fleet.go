@@ -104,8 +104,11 @@ func (c Config) checkFleet(v *validator) {
 		}
 	}
 	cr := f.Credentials
-	if cr.TTL <= 0 {
+	switch {
+	case cr.TTL <= 0:
 		v.add("fleet.credentials.ttl", "must be > 0")
+	case c.Auth.MaxRESTValidity > 0 && cr.TTL > c.Auth.MaxRESTValidity:
+		v.add("fleet.credentials.ttl", "%s: longer than auth.max_rest_validity (%s), so its credentials would be refused", cr.TTL, c.Auth.MaxRESTValidity)
 	}
 	if cr.Nodes < 1 {
 		v.add("fleet.credentials.nodes", "must be at least 1")

@@ -32,6 +32,9 @@ type Options struct {
 	Admin Admin
 	// Offload is the kernel fast path in /status; the zero value is off.
 	Offload Offload
+	// Fleet serves the fleet-wide endpoints; the zero value is a single
+	// node.
+	Fleet Fleet
 }
 
 // API is the HTTP handler set.
@@ -52,6 +55,10 @@ func New(opts Options) *API {
 	if opts.Admin.TokenFile != "" {
 		a.mux.HandleFunc("GET /sessions", a.requireToken(a.sessions))
 		a.mux.HandleFunc("POST /sessions/disconnect", a.requireToken(a.disconnect))
+	}
+	if opts.Fleet.CredentialsTokenFile != "" && opts.Fleet.Credentials != nil {
+		a.mux.HandleFunc("GET /credentials", a.guard(tokenGuard{file: opts.Fleet.CredentialsTokenFile,
+			name: "credentials"}, a.credentials))
 	}
 	return a
 }

@@ -23,7 +23,8 @@ type Admin struct {
 	// Disconnect ends a user's allocations, or the one with relay address
 	// id, logs who asked (by), and returns how many it ended.
 	Disconnect func(user, id, by string) int
-	// Problem, if set, is told when the token file cannot be used.
+	// Problem, if set, is told when a token file (this one, or
+	// Fleet.CredentialsTokenFile) cannot be used.
 	Problem func(error)
 }
 
@@ -39,6 +40,8 @@ const OperatorHeader = "X-Turnd-Operator"
 // Session is one live allocation in /sessions. Field names are a public
 // interface (turnd sessions, scripts): add, never rename.
 type Session struct {
+	// Node is the fleet node holding the allocation; only with scope=fleet.
+	Node            string    `json:"node,omitempty"`
 	ID              string    `json:"id"` // the relay address: what disconnect --id takes
 	User            string    `json:"user"`
 	Client          string    `json:"client"`
@@ -64,7 +67,12 @@ type SessionPage struct {
 
 // Disconnected is the /sessions/disconnect answer.
 type Disconnected struct {
+	// Disconnected counts the allocations ended on this node.
 	Disconnected int `json:"disconnected"`
+	// Fleet is true when every node of the fleet was asked too (by user,
+	// with a fleet); FleetError then says why Redis did not take it.
+	Fleet      bool   `json:"fleet,omitempty"`
+	FleetError string `json:"fleet_error,omitempty"`
 }
 
 func (a *API) sessions(w http.ResponseWriter, r *http.Request) {
@@ -76,25 +84,60 @@ func (a *API) sessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	limit = min(limit, maxPage)
-	all := a.opts.Admin.Sessions(q.Get("user"))
-	page := SessionPage{Total: len(all), Offset: offset, Sessions: []Session{}}
+	var page SessionPage
+	switch q.Get("scope") {
+	case "", "local":
+		page = a.localPage(q.Get("user"), offset, limit)
+	case "fleet":
+		if a.opts.Fleet.Sessions == nil {
+			http.Error(w, "scope=fleet: this node is in no fleet (fleet.redis is not set)", http.StatusBadRequest)
+			return
+		}
+		var err error
+		if page, err = a.fleetPage(r.Context(), q.Get("user"), offset, limit); err != nil {
+			http.Error(w, "fleet sessions unavailable: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+	default:
+		http.Error(w, "scope must be local or fleet", http.StatusBadRequest)
+		return
+	}
+	writeJSON(w, page)
+}
+
+// localPage is one page of this node's allocations of user (all if "").
+func (a *API) localPage(user string, offset, limit int) SessionPage {
+	all := a.opts.Admin.Sessions(user)
+	lo, hi, next := pageBounds(len(all), offset, limit)
+	page := SessionPage{Total: len(all), Offset: offset, Sessions: []Session{}, NextOffset: next}
 	now := time.Now()
+	for _, info := range all[lo:hi] {
+		page.Sessions = append(page.Sessions, sessionOf(info, a.opts.Admin.Usage(info), now))
+	}
+	return page
+}
+
+// pageBounds returns the slice [lo:hi] of n items that the page at offset
+// with limit items holds, and the next page's offset (nil on the last).
+func pageBounds(n, offset, limit int) (lo, hi int, next *int) {
 	// Compared as what is left past offset: offset+limit overflows for an
 	// offset near the largest int.
-	if offset < len(all) {
-		left := len(all) - offset
-		for _, info := range all[offset : offset+min(left, limit)] {
-			page.Sessions = append(page.Sessions, sessionOf(info, a.opts.Admin.Usage(info), now))
-		}
-		if left > limit {
-			next := offset + limit
-			page.NextOffset = &next
-		}
+	if offset >= n {
+		return n, n, nil
 	}
+	left := n - offset
+	if left > limit {
+		nx := offset + limit
+		next = &nx
+	}
+	return offset, offset + min(left, limit), next
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	_ = enc.Encode(page)
+	_ = enc.Encode(v)
 }
 
 func (a *API) disconnect(w http.ResponseWriter, r *http.Request) {
@@ -108,9 +151,17 @@ func (a *API) disconnect(w http.ResponseWriter, r *http.Request) {
 	if op := r.Header.Get(OperatorHeader); op != "" {
 		by += " operator " + op[:min(len(op), 64)]
 	}
-	n := a.opts.Admin.Disconnect(user, id, by)
+	ans := Disconnected{Disconnected: a.opts.Admin.Disconnect(user, id, by)}
+	// An ID names one node's relay address, so only a user goes fleet-wide.
+	if user != "" && a.opts.Fleet.Disconnect != nil {
+		ans.Fleet = true
+		// This node's part is done: the answer stays 200 and says the rest.
+		if err := a.opts.Fleet.Disconnect(r.Context(), user, by); err != nil {
+			ans.FleetError = err.Error()
+		}
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(Disconnected{Disconnected: n})
+	_ = json.NewEncoder(w).Encode(ans)
 }
 
 func sessionOf(info allocation.Info, u traffic.Usage, now time.Time) Session {

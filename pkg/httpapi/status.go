@@ -22,6 +22,8 @@ type Status struct {
 	// Warnings lists problems found at start that turnd runs with; empty
 	// when there are none.
 	Warnings []string `json:"warnings"`
+	// Fleet is this node's view of its fleet; absent on a single node.
+	Fleet *FleetStatus `json:"fleet,omitempty"`
 }
 
 // Allocations counts live allocations, in total and by client transport,
@@ -115,6 +117,9 @@ func (a *API) snapshot() Status {
 			FromPeerPackets: c.FromPeerPackets.Load(), FromPeerBytes: c.FromPeerBytes.Load(),
 			KernelToPeerPackets: c.Kernel.ToPeerPackets.Load(), KernelToClientPackets: c.Kernel.ToClientPackets.Load(),
 		}
+	}
+	if a.opts.Fleet.Status != nil {
+		st.Fleet = a.opts.Fleet.Status()
 	}
 	if a.opts.Drain != nil {
 		ds := a.opts.Drain()

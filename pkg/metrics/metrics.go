@@ -19,6 +19,9 @@ type Sources struct {
 	// KernelPassed counts the datagrams the kernel path handed to user
 	// space, by reason; nil, or a nil map: no kernel path.
 	KernelPassed func() map[string]uint64
+	// Fleet is the fleet's state; false when this node is in no fleet
+	// (its families then read 0). nil leaves the fleet families out.
+	Fleet func() (FleetStats, bool)
 }
 
 // Metrics holds turnd's event counters. Its methods implement server.Observer.
@@ -44,7 +47,7 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 		}, []string{"transport"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "turnd_allocations_rejected_total",
-			Help: "Allocate requests refused, by reason (auth, quota, rate, draining, redirected, tcp_disabled, capacity, bandwidth).",
+			Help: "Allocate requests refused, by reason (auth, quota, rate, draining, redirected, tcp_disabled, capacity, bandwidth, fleet_quota, fleet_unavailable).",
 		}, []string{"reason"}),
 		permRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "turnd_permissions_rejected_total",
@@ -85,7 +88,8 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 	for _, t := range allocation.Transports() {
 		m.created.WithLabelValues(t.String())
 	}
-	for _, r := range []string{"auth", "quota", "rate", "draining", "redirected", "tcp_disabled", "capacity", "bandwidth"} {
+	for _, r := range []string{"auth", "quota", "rate", "draining", "redirected", "tcp_disabled", "capacity", "bandwidth", "fleet_quota",
+		"fleet_unavailable"} {
 		m.rejected.WithLabelValues(r)
 	}
 	m.permRejected.WithLabelValues("peer_denied")
@@ -100,6 +104,9 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 	}
 	cs := []prometheus.Collector{m.created, m.rejected, m.permRejected, m.dropped, m.connRefused, m.panics, m.proxyRefused, m.reloads, m.reloadOK, m.reloadTime,
 		m.forceClosed, newStateCollector(src)}
+	if src.Fleet != nil {
+		cs = append(cs, newFleetCollector(src.Fleet))
+	}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
 			// All or nothing: the caller has no handle on what was

@@ -82,12 +82,14 @@ func TestEventCounters(t *testing.T) {
 turnd_allocations_created_total{transport="tcp"} 0
 turnd_allocations_created_total{transport="tls"} 0
 turnd_allocations_created_total{transport="udp"} 0
-# HELP turnd_allocations_rejected_total Allocate requests refused, by reason (auth, quota, rate, draining, redirected, tcp_disabled, capacity, bandwidth).
+# HELP turnd_allocations_rejected_total Allocate requests refused, by reason (auth, quota, rate, draining, redirected, tcp_disabled, capacity, bandwidth, fleet_quota, fleet_unavailable).
 # TYPE turnd_allocations_rejected_total counter
 turnd_allocations_rejected_total{reason="auth"} 0
 turnd_allocations_rejected_total{reason="bandwidth"} 0
 turnd_allocations_rejected_total{reason="capacity"} 0
 turnd_allocations_rejected_total{reason="draining"} 0
+turnd_allocations_rejected_total{reason="fleet_quota"} 0
+turnd_allocations_rejected_total{reason="fleet_unavailable"} 0
 turnd_allocations_rejected_total{reason="quota"} 0
 turnd_allocations_rejected_total{reason="rate"} 0
 turnd_allocations_rejected_total{reason="redirected"} 0
@@ -104,6 +106,7 @@ turnd_permissions_rejected_total{reason="peer_denied"} 0
 	m.AllocationRejected("draining")
 	m.AllocationRejected("draining")
 	m.AllocationRejected("quota")
+	m.AllocationRejected("fleet_quota")
 	m.PermissionRejected("peer_denied")
 	m.ForceClosed(3)
 	m.ForceClosed(0)
@@ -113,12 +116,14 @@ turnd_permissions_rejected_total{reason="peer_denied"} 0
 turnd_allocations_created_total{transport="tcp"} 0
 turnd_allocations_created_total{transport="tls"} 1
 turnd_allocations_created_total{transport="udp"} 2
-# HELP turnd_allocations_rejected_total Allocate requests refused, by reason (auth, quota, rate, draining, redirected, tcp_disabled, capacity, bandwidth).
+# HELP turnd_allocations_rejected_total Allocate requests refused, by reason (auth, quota, rate, draining, redirected, tcp_disabled, capacity, bandwidth, fleet_quota, fleet_unavailable).
 # TYPE turnd_allocations_rejected_total counter
 turnd_allocations_rejected_total{reason="auth"} 0
 turnd_allocations_rejected_total{reason="bandwidth"} 0
 turnd_allocations_rejected_total{reason="capacity"} 0
 turnd_allocations_rejected_total{reason="draining"} 2
+turnd_allocations_rejected_total{reason="fleet_quota"} 1
+turnd_allocations_rejected_total{reason="fleet_unavailable"} 0
 turnd_allocations_rejected_total{reason="quota"} 1
 turnd_allocations_rejected_total{reason="rate"} 0
 turnd_allocations_rejected_total{reason="redirected"} 0
