@@ -24,6 +24,8 @@ func checkFleet(t *testing.T, r rendered) {
 	wantEqual(t, "fleet.credentials.ttl", c.Fleet.Credentials.TTL, "30m")
 	wantEqual(t, "fleet.on_outage", c.Fleet.OnOutage, "refuse")
 	wantEqual(t, "fleet.node", c.Fleet.Node, "")
+	// The fleet's own least-loaded redirect, not the headless Service.
+	wantList(t, "drain.alternate_servers", c.Drain.AlternateServers)
 	wantVolume(t, r, "fleet-redis", "turnd-redis", "/etc/turnd/fleet")
 	wantVolume(t, r, "fleet-credentials", "turnd-credentials", "/etc/turnd/fleet-credentials")
 }

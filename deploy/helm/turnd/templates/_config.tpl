@@ -55,7 +55,9 @@ cannot change the file's structure.
 {{- end -}}{{- end -}}
 {{- $_ = set $cfg "http" $http -}}
 {{- $drain := deepCopy ($cfg.drain | default dict) -}}
-{{- if and $v.redirectToPeers (not $drain.alternate_servers) -}}
+{{- /* In a fleet turnd itself names the least-loaded serving node in a draining
+       pod's 300, from what the nodes publish, when alternate_servers is empty. */ -}}
+{{- if and $v.redirectToPeers (not $drain.alternate_servers) (not ($v.fleet | default dict).redis) -}}
 {{- $peers := printf "%s.%s.svc.%s:%d" (include "turnd.fullname" .root) .root.Release.Namespace $v.clusterDomain (int $v.ports.turn) -}}
 {{- $_ = set $drain "alternate_servers" (list $peers) -}}
 {{- end -}}
