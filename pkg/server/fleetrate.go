@@ -99,9 +99,11 @@ func (s *Server) sampleFleetRates(now time.Time) {
 		return
 	}
 	var live []allocWire
-	for _, a := range s.table.Allocations() {
-		if limited[a.User] {
-			live = append(live, allocWire{a: a, user: a.User, bytes: wireBytes(a)})
+	if len(limited) > 0 { // no limited user: no walk of the table
+		for _, a := range s.table.Allocations() {
+			if limited[a.User] {
+				live = append(live, allocWire{a: a, user: a.User, bytes: wireBytes(a)})
+			}
 		}
 	}
 	own := u.fleet.meter.rates(now, live, limited)
