@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"maps"
 	"sync"
 	"time"
@@ -62,21 +61,6 @@ func (s *Server) setFleetRates(f fleetRates) {
 	s.userRates.fleet.rates, s.userRates.fleet.own = f, nil
 	s.userRates.mu.Unlock()
 	s.userRates.set(s.limits)
-}
-
-// runFleetRates samples the users' rates every period (the fleet's
-// heartbeat, Lease/3) until ctx ends.
-func (s *Server) runFleetRates(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			s.sampleFleetRates(now)
-		}
-	}
 }
 
 // sampleFleetRates measures the relayed rate of each user with a
