@@ -13,7 +13,7 @@ import (
 func TestImportsNoTestHelpers(t *testing.T) {
 	imports.Forbid(t, imports.Module+"cmd/turnd", "testing",
 		imports.Module+"internal/imports", imports.Module+"internal/stuntest", imports.Module+"internal/testturn",
-		imports.Module+"internal/testcert", imports.Module+"internal/testproxy", imports.Module+"internal/stacks",
+		imports.Module+"internal/testcert", imports.Module+"internal/testproxy", imports.Module+"internal/stacks", imports.Module+"internal/redistest",
 		imports.Module+"pkg/drain/draintest")
 }
 

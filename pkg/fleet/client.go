@@ -78,6 +78,7 @@ type Client struct {
 	usage    usageQueue
 	pub      published
 	revoked  revocation
+	rates    rateBook
 	wakeBeat chan struct{} // the heartbeat has work before its timer
 	wakeSend chan struct{} // the writer has queued work
 	sub      *redis.PubSub

@@ -10,8 +10,9 @@
 // then the control subscription; Lease/3 each). Close waits at most about
 // Lease/3 to write the queued usage and leave the fleet. Everything the
 // relay path or a live call could wait on (Release, Hold, Usage, Publish,
-// SetRevoked) is queued and written in the background; Stats, Revoked and
-// Node read memory only.
+// PublishRates, SetRevoked) is queued and written in the background;
+// Stats, Revoked, OthersRate and Node read memory only. Detach is Close
+// for a hand-over: the node's entries stay for its successor.
 //
 // A call whose caller's ctx ends first says nothing of Redis and leaves
 // the Client up (Open's first beat excepted: a node not yet registered

@@ -141,7 +141,10 @@ func (c *Client) beat(ctx context.Context) error {
 			return err
 		}
 	}
-	return c.syncRevoked(ctx)
+	if err := c.syncRevoked(ctx); err != nil {
+		return err
+	}
+	return c.exchangeRates(ctx)
 }
 
 func (c *Client) renew(ctx context.Context) (lost, missing bool, err error) {
@@ -208,7 +211,7 @@ func (c *Client) leave(ctx context.Context) error {
 		for _, u := range users {
 			p.HDel(ctx, k.user(u), name)
 		}
-		p.Del(ctx, k.node(name), k.sessions(name))
+		p.Del(ctx, k.node(name), k.sessions(name), k.rates(name))
 		return nil
 	})
 	if err != nil {

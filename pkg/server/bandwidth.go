@@ -89,8 +89,9 @@ func (s *Server) limits() config.Limits { return s.cfg.Load().Limits }
 // so the per-packet cost of one user's limit falls on that user's traffic
 // only. Taken per allocation and per reload, never per packet.
 type userRates struct {
-	mu sync.Mutex
-	m  map[string]*userRate
+	mu    sync.Mutex
+	m     map[string]*userRate
+	fleet fleetShare // with a fleet, the limit is shared across its nodes
 }
 
 type userRate struct {
@@ -111,7 +112,7 @@ func (u *userRates) acquire(user string, limits func() config.Limits) *relay.Use
 	r := u.m[user]
 	if r == nil {
 		r = &userRate{}
-		r.rate.Set(userTotalFor(limits(), user))
+		r.rate.Set(u.fleet.allowance(userTotalFor(limits(), user), user))
 		u.m[user] = r
 	}
 	r.allocations++
@@ -141,13 +142,13 @@ func (u *userRates) get(user string) *relay.UserRate {
 }
 
 // set gives every user's rate its value from the limits in force, read
-// under u.mu (see acquire).
+// under u.mu (see acquire), and with a fleet from its last figures.
 func (u *userRates) set(limits func() config.Limits) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	l := limits()
 	for user, r := range u.m {
-		r.rate.Set(userTotalFor(l, user))
+		r.rate.Set(u.fleet.allowance(userTotalFor(l, user), user))
 	}
 }
 

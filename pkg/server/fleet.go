@@ -118,6 +118,7 @@ func (f *fleetNode) open() error {
 	f.early, f.usage = nil, nil
 	f.client.Store(c)
 	f.mu.Unlock()
+	f.s.setFleetRates(c) // limits.user_total_bps shared with the other nodes
 	go f.run(c)
 	return nil
 }
@@ -146,6 +147,7 @@ func (f *fleetNode) close(leave bool) {
 		close(f.stop)
 	}
 	<-f.done
+	f.s.setFleetRates(nil)
 	var err error
 	if leave {
 		err = c.Close()

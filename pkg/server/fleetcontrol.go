@@ -12,14 +12,15 @@ import (
 	"github.com/turnd/turnd/pkg/fleet"
 )
 
-// run publishes this node's state every Lease/3 and at once when the drain
-// changes it, and while draining keeps the 300's alternate on the
+// run publishes this node's state and its users' rates every Lease/3 and
+// at once when the drain changes it, and while draining keeps the 300's alternate on the
 // least-loaded serving node, until close.
 func (f *fleetNode) run(c *fleet.Client) {
 	defer close(f.done)
 	tick := time.NewTicker(f.opts.Lease / 3)
 	defer tick.Stop()
 	for {
+		f.s.sampleFleetRates(time.Now())
 		f.publish(c)
 		if !f.s.table.Admitting() {
 			f.redirect(c)
