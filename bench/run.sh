@@ -13,10 +13,11 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
-# coturn's server and test tools come from Debian's coturn package.
-for tool in turnserver turnutils_uclient turnutils_peer; do
+# coturn's server and test tools come from Debian's coturn package, the
+# fleet scenario's redis-server from Debian's redis-server.
+for tool in turnserver turnutils_uclient turnutils_peer redis-server; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
-		echo "bench: $tool is missing; installing Debian's coturn (scripts/install-test-tools.sh)" >&2
+		echo "bench: $tool is missing; installing Debian's coturn and redis-server (scripts/install-test-tools.sh)" >&2
 		./scripts/install-test-tools.sh
 		break
 	fi
