@@ -122,3 +122,33 @@ func TestChartFleetRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestChartFleetAdvertisesTheNATAddress: behind NAT the listeners hold the
+// node's private address, so the chart advertises the public one (each
+// family, each transport); a list in config.fleet.advertise is kept.
+func TestChartFleetAdvertisesTheNATAddress(t *testing.T) {
+	r := render(t, "-f", valuesFile("nat-single.values.yaml"), "--set", "fleet.redis=redis://r:6379/0",
+		"--set", "nat.externalIP=198.51.100.7\\,2001:db8::7", "--set", "tls.enabled=true", "--set", "tls.secretName=t")
+	wantList(t, "fleet.advertise", onlyConfig(t, r).Fleet.Advertise,
+		"turn:198.51.100.7:3478?transport=udp", "turns:198.51.100.7:5349?transport=tcp",
+		"turn:[2001:db8::7]:3478?transport=udp", "turns:[2001:db8::7]:5349?transport=tcp")
+
+	names, files := render(t, "-f", valuesFile("nat-by-node.values.yaml"), "--set", "fleet.redis=redis://r:6379/0").configFiles(t)
+	for _, name := range names {
+		c := parseTurndConfig(t, files[name])
+		if name == "turnd-node-b.yaml" {
+			wantList(t, name+" fleet.advertise", c.Fleet.Advertise,
+				"turn:203.0.113.11:3478?transport=udp", "turn:203.0.113.11:3478?transport=tcp")
+		}
+		if len(c.Fleet.Advertise) != 2 {
+			t.Errorf("%s: fleet.advertise = %q, want the node's public address twice", name, c.Fleet.Advertise)
+		}
+	}
+
+	r = render(t, "-f", valuesFile("nat-single.values.yaml"), "--set", "fleet.redis=redis://r:6379/0",
+		"--set", "config.fleet.advertise[0]=turn:turn.example.org:3478")
+	wantList(t, "fleet.advertise", onlyConfig(t, r).Fleet.Advertise, "turn:turn.example.org:3478")
+
+	r = render(t, "-f", valuesFile(fleetValues))
+	wantList(t, "fleet.advertise without NAT", onlyConfig(t, r).Fleet.Advertise)
+}

@@ -52,10 +52,11 @@ type turndConfig struct {
 	} `json:"handover"` // nil: the section is absent
 	PIDFile string `json:"pidfile"`
 	Fleet   *struct {
-		Redis        string `json:"redis"`
-		PasswordFile string `json:"password_file"`
-		Node         string `json:"node"`
-		OnOutage     string `json:"on_outage"`
+		Redis        string   `json:"redis"`
+		PasswordFile string   `json:"password_file"`
+		Node         string   `json:"node"`
+		OnOutage     string   `json:"on_outage"`
+		Advertise    []string `json:"advertise"`
 		Credentials  struct {
 			TokenFile string `json:"token_file"`
 			TTL       string `json:"ttl"`

@@ -85,6 +85,20 @@ cannot change the file's structure.
 {{- $_ = set $creds "token_file" (printf "/etc/turnd/fleet-credentials/%s" $fc.secretKey) -}}
 {{- $_ = set $fleet "credentials" $creds -}}
 {{- end -}}
+{{- /* Behind NAT the listeners hold private addresses, from which turnd would
+       derive the URIs it advertises; the fleet must hand out the public ones. */ -}}
+{{- $ext := .externalIP -}}
+{{- if and $ext (not $fleet.advertise) -}}
+{{- $uris := list -}}
+{{- range $ip := splitList "," $ext -}}
+{{- $ip = trim $ip -}}
+{{- $host := ternary (printf "[%s]" $ip) $ip (contains ":" $ip) -}}
+{{- if $v.transports.udp -}}{{- $uris = append $uris (printf "turn:%s:%d?transport=udp" $host (int $v.ports.turn)) -}}{{- end -}}
+{{- if $v.transports.tcp -}}{{- $uris = append $uris (printf "turn:%s:%d?transport=tcp" $host (int $v.ports.turn)) -}}{{- end -}}
+{{- if $v.tls.enabled -}}{{- $uris = append $uris (printf "turns:%s:%d?transport=tcp" $host (int $v.ports.tls)) -}}{{- end -}}
+{{- end -}}
+{{- $_ = set $fleet "advertise" $uris -}}
+{{- end -}}
 {{- $_ = set $cfg "fleet" $fleet -}}
 {{- end -}}
 # turnd.yaml rendered by the {{ .root.Chart.Name }} chart {{ .root.Chart.Version }}; edit the values, not this file.
