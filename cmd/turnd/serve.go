@@ -18,6 +18,7 @@ import (
 	"github.com/turnd/turnd/internal/loglimit"
 	"github.com/turnd/turnd/pkg/config"
 	"github.com/turnd/turnd/pkg/drain"
+	"github.com/turnd/turnd/pkg/fleet"
 	"github.com/turnd/turnd/pkg/httpapi"
 	"github.com/turnd/turnd/pkg/server"
 )
@@ -28,6 +29,7 @@ func serve(path string, takeOverFlag bool, _, stderr io.Writer) int {
 	// First, before anything can write a log line: a closed stderr must not
 	// kill a relay that carries live calls.
 	ignoreSIGPIPE()
+	fleet.SilenceDriver() // the fleet logs Redis's outages through turnd's logger, once each
 	cfg := config.Embedded()
 	if path != "" {
 		var err error

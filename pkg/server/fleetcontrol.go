@@ -110,25 +110,44 @@ func alternateOf(uris []string) (alternateEntry, bool) {
 	return e, true
 }
 
-// advertised are this node's TURN URIs: fleet.advertise, else one per
-// listening address that is not a wildcard.
+// advertised are this node's TURN URIs: fleet.advertise, else those of
+// its listening addresses (advertisedURIs).
 func (s *Server) advertised() []string {
-	if a := s.cfg.Load().Fleet.Advertise; len(a) > 0 {
+	cfg := s.cfg.Load()
+	if a := cfg.Fleet.Advertise; len(a) > 0 {
 		return a
 	}
+	ext, _ := cfg.ResolveRelay() // validated at start
+	return advertisedURIs(s.UDPAddrs(), s.TCPAddrs(), s.TLSAddrs(), ext)
+}
+
+// advertisedURIs is one URI per listening address, named by
+// relay.external_address of its family where that is set (behind NAT
+// clients reach that one), else by the listening address where it is not
+// a wildcard.
+func advertisedURIs(udp, tcp, tls []net.Addr, ext config.RelayAddresses) []string {
 	var out []string
 	add := func(addrs []net.Addr, secure bool, transport string) {
 		for _, a := range addrs {
 			ap, err := netip.ParseAddrPort(a.String())
-			if err != nil || ap.Addr().IsUnspecified() {
+			if err != nil {
 				continue
 			}
-			out = append(out, config.TURNURI{Secure: secure, Host: ap.Addr().Unmap().String(), Port: ap.Port(), Transport: transport}.String())
+			ip := ap.Addr().Unmap()
+			switch {
+			case ip.Is4() && ext.External4.IsValid():
+				ip = ext.External4
+			case ip.Is6() && ext.External6.IsValid():
+				ip = ext.External6
+			case ip.IsUnspecified():
+				continue
+			}
+			out = append(out, config.TURNURI{Secure: secure, Host: ip.String(), Port: ap.Port(), Transport: transport}.String())
 		}
 	}
-	add(s.UDPAddrs(), false, "udp")
-	add(s.TCPAddrs(), false, "tcp")
-	add(s.TLSAddrs(), true, "tcp")
+	add(udp, false, "udp")
+	add(tcp, false, "tcp")
+	add(tls, true, "tcp")
 	return out
 }
 
