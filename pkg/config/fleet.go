@@ -105,8 +105,8 @@ func (c Config) checkFleet(v *validator) {
 	}
 	cr := f.Credentials
 	switch {
-	case cr.TTL <= 0:
-		v.add("fleet.credentials.ttl", "must be > 0")
+	case cr.TTL < time.Second:
+		v.add("fleet.credentials.ttl", "must be at least 1s")
 	case c.Auth.MaxRESTValidity > 0 && cr.TTL > c.Auth.MaxRESTValidity:
 		v.add("fleet.credentials.ttl", "%s: longer than auth.max_rest_validity (%s), so its credentials would be refused", cr.TTL, c.Auth.MaxRESTValidity)
 	}
@@ -128,8 +128,9 @@ func (c Config) checkFleet(v *validator) {
 func checkRedisURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
-		return fmt.Sprintf("%q: not a URL", s)
+		return "not a URL"
 	}
+	s = u.Redacted()
 	switch u.Scheme {
 	case "redis", "rediss":
 		if u.Host == "" {

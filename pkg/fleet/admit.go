@@ -68,7 +68,7 @@ return 0
 // first (its own deadline shorter than Timeout) returns its error, and
 // leaves the Client up: the caller gave up, Redis did not fail.
 func (c *Client) Admit(ctx context.Context, user string, userLimit, totalLimit int) error {
-	if c.ctx.Err() != nil {
+	if c.live.Err() != nil {
 		return fmt.Errorf("admit %q: %w", user, ErrClosed)
 	}
 	if !c.state.isUp() {
@@ -111,6 +111,9 @@ func (c *Client) Admit(ctx context.Context, user string, userLimit, totalLimit i
 // returned ErrUnavailable and the fallback rule let it in), so the fleet
 // counts it once Redis is back. Release it like an admitted one.
 func (c *Client) Hold(user string) {
+	if c.retired.Load() {
+		return
+	}
 	c.counts.add(user, 1)
 	wake(c.wakeSend)
 }
@@ -119,6 +122,9 @@ func (c *Client) Hold(user string) {
 // the change is written in the background (and rebuilt after an outage
 // anyway). A Release for a user with no count here is ignored.
 func (c *Client) Release(user string) {
+	if c.retired.Load() {
+		return
+	}
 	if c.counts.release(user) {
 		wake(c.wakeSend)
 	}

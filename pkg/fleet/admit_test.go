@@ -158,3 +158,31 @@ func TestDetachLeavesTheShareToASuccessor(t *testing.T) {
 	mustAdmit(t, b, "alice", 2, 0, nil)
 	mustAdmit(t, b, "alice", 2, 0, ErrUserQuota)
 }
+
+// TestRetireKeepsOnlyUsage: a retired node's counts are its successor's
+// to change, but the usage of what drains there still reaches the stream.
+func TestRetireKeepsOnlyUsage(t *testing.T) {
+	r := startRedis(t)
+	a := r.open(Options{Node: "a", Lease: 3 * time.Second})
+	mustAdmit(t, a, "alice", 0, 0, nil)
+	a.Retire()
+	a.Release("alice")
+	a.Hold("bob")
+	if err := a.Admit(ctxT(t), "carol", 0, 0); !errors.Is(err, ErrClosed) {
+		t.Errorf("Admit after Retire = %v, want ErrClosed", err)
+	}
+	a.Usage(Record{Allocation: "127.0.0.1:50000", User: "alice"})
+	if err := a.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	admin := r.admin()
+	if n, _ := admin.HGet(ctxT(t), "t:users:alice", "a").Int(); n != 1 {
+		t.Errorf("alice's count here %d after a retired Release, want 1", n)
+	}
+	if n, _ := admin.HGet(ctxT(t), "t:users:bob", "a").Int(); n != 0 {
+		t.Errorf("bob counted %d by a retired Hold", n)
+	}
+	if n, err := admin.XLen(ctxT(t), "t:usage").Result(); err != nil || n != 1 {
+		t.Errorf("usage stream holds %d (%v), want the record written after Retire", n, err)
+	}
+}

@@ -89,6 +89,14 @@ type Client struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	close  sync.Once
+
+	// live is cancelled by Retire (and Close): the heartbeat and the
+	// subscriber run under it, the writer under ctx.
+	live       context.Context
+	liveCancel context.CancelFunc
+	liveWG     sync.WaitGroup
+	retired    atomic.Bool
+	retire     sync.Once
 }
 
 // Open checks the options, connects, and starts the heartbeat, the
@@ -110,6 +118,7 @@ func Open(ctx context.Context, o Options) (*Client, error) {
 	c.counts.init()
 	c.usage.max = o.UsageMax
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.live, c.liveCancel = context.WithCancel(c.ctx)
 
 	// The first beat registers the node (and writes its empty counts)
 	// before Open returns, so a caller's first Admit already counts here.
@@ -120,9 +129,10 @@ func Open(ctx context.Context, o Options) (*Client, error) {
 		c.state.down(err)
 	}
 	c.sub = c.subscribe(ctx)
-	c.wg.Add(3)
+	c.liveWG.Add(2)
 	go c.heartbeat()
 	go c.listen(c.sub)
+	c.wg.Add(1)
 	go c.send()
 	return c, nil
 }
@@ -197,12 +207,31 @@ func (c *Client) Close() error { return c.stop(true) }
 // node's entries stay for the successor, which rewrites them as its own.
 func (c *Client) Detach() error { return c.stop(false) }
 
+// Retire is for a node whose successor under the same name took over
+// (a hand-over) while some allocations stay here to drain: the heartbeat
+// and the subscription stop, Hold, Release and Admit do nothing more
+// (the successor's counts are the node's now), and usage records are
+// still written until Detach.
+func (c *Client) Retire() {
+	c.retired.Store(true)
+	c.stopLive()
+}
+
+// stopLive stops the heartbeat and the subscriber, once.
+func (c *Client) stopLive() {
+	c.retire.Do(func() {
+		c.liveCancel()
+		_ = c.sub.Close() // unblocks listen's receive
+		c.liveWG.Wait()
+	})
+}
+
 func (c *Client) stop(leave bool) error {
 	err := ErrClosed
 	c.close.Do(func() {
 		c.state.close()
+		c.stopLive()
 		c.cancel()
-		_ = c.sub.Close() // unblocks listen's receive
 		c.wg.Wait()
 		ctx, cancel := opContext(context.Background(), c.opTimeout())
 		defer cancel()

@@ -70,22 +70,22 @@ func (c *Client) subscribe(ctx context.Context) *redis.PubSub {
 // listen handles control messages until Close closes ps. A connection that
 // answers nothing, not even a ping, for two beats counts as down.
 func (c *Client) listen(ps *redis.PubSub) {
-	defer c.wg.Done()
+	defer c.liveWG.Done()
 	quiet := 0
 	for {
-		msg, err := ps.ReceiveTimeout(c.ctx, c.opt.Lease/3)
-		if c.ctx.Err() != nil {
+		msg, err := ps.ReceiveTimeout(c.live, c.opt.Lease/3)
+		if c.live.Err() != nil {
 			return
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) && quiet == 0 {
 			quiet++
-			err = ps.Ping(c.ctx)
+			err = ps.Ping(c.live)
 			if err == nil {
 				continue
 			}
 		}
 		if err != nil {
-			c.fail(c.ctx, "receive control messages", err)
+			c.fail(c.live, "receive control messages", err)
 			if !c.waitUp() {
 				return
 			}
@@ -113,7 +113,7 @@ func (c *Client) waitUp() bool {
 		}
 		select {
 		case <-changed:
-		case <-c.ctx.Done():
+		case <-c.live.Done():
 			return false
 		}
 	}
@@ -224,6 +224,15 @@ func (c *Client) syncRevoked(ctx context.Context) error {
 	if err != nil {
 		return c.fail(ctx, "read revoked users", err)
 	}
+	// Only live nodes' lists count: a node gone for good (scaled down,
+	// renamed) must not revoke its users for ever.
+	live, err := c.liveNames(ctx)
+	if err != nil {
+		return c.fail(ctx, "read live nodes", err)
+	}
+	names = slices.DeleteFunc(names, func(n string) bool {
+		return !slices.ContainsFunc(live, func(z redis.Z) bool { return z.Member == n })
+	})
 	var remote []string
 	if len(names) > 0 {
 		sets := make([]string, len(names))

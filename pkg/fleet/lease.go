@@ -65,7 +65,7 @@ return 0
 // down; it also reports transitions (OnChange) and does the work others
 // wake it for (a rebuild, a changed revocation list).
 func (c *Client) heartbeat() {
-	defer c.wg.Done()
+	defer c.liveWG.Done()
 	reported := true // the Client starts up
 	var t drain.Timer
 	armedUp := false
@@ -91,7 +91,7 @@ func (c *Client) heartbeat() {
 		}
 		fired := false
 		select {
-		case <-c.ctx.Done():
+		case <-c.live.Done():
 			t.Stop()
 			return
 		case <-changed:
@@ -104,7 +104,7 @@ func (c *Client) heartbeat() {
 		}
 		switch {
 		case up:
-			ctx, cancel := opContext(c.ctx, c.opTimeout())
+			ctx, cancel := opContext(c.live, c.opTimeout())
 			_ = c.beat(ctx) // a failure marks the Client down; the probe takes over
 			cancel()
 		case fired:
@@ -198,8 +198,8 @@ func (c *Client) rebuild(ctx context.Context) error {
 }
 
 // leave removes this node from the fleet at once: a clean stop releases
-// its share without waiting for the lease. Its revocation list stays: the
-// union covers stopped nodes too.
+// its share without waiting for the lease. Its revocation list stays, for
+// a restart under the same name; the union reads live nodes' lists only.
 func (c *Client) leave(ctx context.Context) error {
 	c.counts.books.Lock() // waits out an Admit in flight
 	defer c.counts.books.Unlock()

@@ -17,14 +17,19 @@ func (a *API) credentials(w http.ResponseWriter, r *http.Request) {
 	}
 	creds, err := a.opts.Fleet.Credentials(r.Context(), user)
 	if err != nil {
-		code := http.StatusInternalServerError
+		// Fixed texts: the backend that asks must not learn Redis's
+		// address or its errors; the operator's log has them.
+		code, text := http.StatusInternalServerError, "credentials: internal error"
 		switch {
 		case errors.Is(err, ErrBadUser):
-			code = http.StatusBadRequest
+			code, text = http.StatusBadRequest, "credentials: not a user name a TURN username can carry"
 		case errors.Is(err, ErrUnavailable):
-			code = http.StatusServiceUnavailable
+			code, text = http.StatusServiceUnavailable, "credentials: the fleet cannot name a ready node now"
 		}
-		http.Error(w, "credentials: "+err.Error(), code)
+		if a.opts.Admin.Problem != nil {
+			a.opts.Admin.Problem(err)
+		}
+		http.Error(w, text, code)
 		return
 	}
 	if creds.URIs == nil {

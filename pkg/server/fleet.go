@@ -25,9 +25,13 @@ type fleetNode struct {
 	opts fleet.Options
 
 	client atomic.Pointer[fleet.Client] // nil until open (a successor opens it once it serves)
-	mu     sync.Mutex                   // orders early counts against the client's arrival
+	mu     sync.Mutex                   // orders early counts and the ends below against the client's arrival
 	early  map[string]int               // counts held before the client opened
 	usage  []fleet.Record               // usage records ended before it opened
+	// retired: a successor took over (retire); closed: close ran. An open
+	// still connecting when either happened retires or closes its client.
+	retired, closed bool
+	stopOnce        sync.Once
 
 	revoked atomic.Pointer[[]string] // the union of every node's auth.revoked_users
 
@@ -69,7 +73,7 @@ func fleetOptions(c config.Fleet) (fleet.Options, error) {
 	}
 	u, err := url.Parse(c.Redis)
 	if err != nil {
-		return o, fmt.Errorf("parse fleet.redis: %w", err)
+		return o, errors.New("fleet.redis: not a URL") // url's error would quote the password
 	}
 	if c.PasswordFile != "" {
 		b, err := os.ReadFile(c.PasswordFile)
@@ -107,6 +111,13 @@ func (f *fleetNode) open() error {
 	}
 	c.SetRevoked(f.s.cfg.Load().Auth.RevokedUsers)
 	f.mu.Lock()
+	if f.closed || f.retired {
+		f.mu.Unlock()
+		if f.closed && !f.retired {
+			return c.Close()
+		}
+		return c.Detach()
+	}
 	for user, n := range f.early {
 		for range n {
 			c.Hold(user)
@@ -119,6 +130,10 @@ func (f *fleetNode) open() error {
 	f.client.Store(c)
 	f.mu.Unlock()
 	f.s.setFleetRates(c) // limits.user_total_bps shared with the other nodes
+	if len(f.s.advertised()) == 0 {
+		f.s.log.Warn("fleet: this node advertises no TURN URI (its listening addresses are wildcards): " +
+			"set fleet.advertise, or no draining node redirects here and /credentials never names it")
+	}
 	go f.run(c)
 	return nil
 }
@@ -133,30 +148,52 @@ func (f *fleetNode) openLater() {
 	}()
 }
 
-// close leaves the fleet, or with leave false detaches from it for a
-// successor under the same name.
-func (f *fleetNode) close(leave bool) {
+// retire is a hand-over's Commit: the successor counts and publishes for
+// this node's name from now on, and the allocations that stay here only
+// write their usage records. It does not wait for Redis.
+func (f *fleetNode) retire() {
+	f.mu.Lock()
+	f.retired = true
 	c := f.client.Load()
+	f.mu.Unlock()
 	if c == nil {
 		return
 	}
-	select {
-	case <-f.stop:
-		return // closed already
-	default:
-		close(f.stop)
+	go func() {
+		f.stopRun()
+		c.Retire()
+	}()
+}
+
+// close leaves the fleet, or, once retired, detaches from it: the node's
+// entries are the successor's.
+func (f *fleetNode) close() {
+	f.mu.Lock()
+	f.closed = true
+	c, retired := f.client.Load(), f.retired
+	f.mu.Unlock()
+	if c == nil {
+		return
 	}
-	<-f.done
-	f.s.setFleetRates(nil)
+	f.stopRun()
 	var err error
-	if leave {
-		err = c.Close()
-	} else {
+	if retired {
 		err = c.Detach()
+	} else {
+		err = c.Close()
 	}
 	if err != nil && !errors.Is(err, fleet.ErrClosed) {
 		f.s.log.Warn("fleet: leaving", "err", err)
 	}
+}
+
+// stopRun stops the loop open started, and the rate sharing, once.
+func (f *fleetNode) stopRun() {
+	f.stopOnce.Do(func() {
+		close(f.stop)
+		<-f.done
+		f.s.setFleetRates(nil)
+	})
 }
 
 // changed logs a change between Redis usable and not, once per change.

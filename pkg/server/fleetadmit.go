@@ -35,9 +35,26 @@ func (f *fleetNode) Admit(ctx context.Context, user string) error {
 	case errors.Is(err, fleet.ErrUserQuota), errors.Is(err, fleet.ErrTotalQuota):
 		f.refused.Add(1)
 		return fmt.Errorf("%w: %w", turn.ErrAdmissionQuota, err)
-	case cfg.Fleet.OnOutage == "refuse":
+	}
+	return f.outage(c, user, err)
+}
+
+// Busy is turn.Admission.Busy: fleet.on_outage, as if Redis could not
+// answer.
+func (f *fleetNode) Busy(user string) error {
+	c := f.client.Load()
+	if c == nil {
+		f.Hold(user)
+		return nil
+	}
+	return f.outage(c, user, errors.New("too many allocations waiting for redis"))
+}
+
+// outage applies fleet.on_outage to an Allocate the fleet could not decide.
+func (f *fleetNode) outage(c *fleet.Client, user string, why error) error {
+	if f.s.cfg.Load().Fleet.OnOutage == "refuse" {
 		f.refused.Add(1)
-		return fmt.Errorf("%w: %w", turn.ErrAdmissionUnavailable, err)
+		return fmt.Errorf("%w: %w", turn.ErrAdmissionUnavailable, why)
 	}
 	f.fallback.Add(1)
 	c.Hold(user)

@@ -3,9 +3,12 @@ package server
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/turnd/turnd/internal/auth"
 	"github.com/turnd/turnd/pkg/fleet"
@@ -64,7 +67,7 @@ type Credentials struct {
 // lists the URIs of the fleet.credentials.nodes least-loaded ready nodes.
 func (s *Server) Credentials(ctx context.Context, user string) (Credentials, error) {
 	cfg := s.cfg.Load()
-	if len(user) == 0 || len(user) > 256 || strings.ContainsFunc(user, unicode.IsControl) {
+	if len(user) == 0 || len(user) > 256 || !utf8.ValidString(user) || strings.ContainsFunc(user, unicode.IsControl) {
 		return Credentials{}, fmt.Errorf("credentials for %q: %w", user, ErrBadUser)
 	}
 	if len(cfg.Auth.Secrets) == 0 {
@@ -74,7 +77,7 @@ func (s *Server) Credentials(ctx context.Context, user string) (Credentials, err
 	if err != nil {
 		return Credentials{}, err
 	}
-	nodes, err := c.LeastLoaded(ctx, cfg.Fleet.Credentials.Nodes, "")
+	nodes, err := leastLoaded(ctx, c, cfg.Fleet.Credentials.Nodes, "")
 	if err != nil {
 		return Credentials{}, fmt.Errorf("credentials: find nodes: %w", err)
 	}
@@ -89,6 +92,17 @@ func (s *Server) Credentials(ctx context.Context, user string) (Credentials, err
 	username := strconv.FormatInt(s.now().Add(ttl).Unix(), 10) + cfg.Auth.RESTSeparator + user
 	return Credentials{Username: username, Password: auth.RESTPassword(cfg.Auth.Secrets[0], username),
 		TTL: int64(ttl.Seconds()), URIs: uris}, nil
+}
+
+// leastLoaded is the n least-loaded serving nodes but exclude that name a
+// URI: a node that advertises none cannot be sent a client.
+func leastLoaded(ctx context.Context, c *fleet.Client, n int, exclude string) ([]fleet.Node, error) {
+	nodes, err := c.LeastLoaded(ctx, math.MaxInt, exclude)
+	if err != nil {
+		return nil, err
+	}
+	nodes = slices.DeleteFunc(nodes, func(x fleet.Node) bool { return len(x.URIs) == 0 })
+	return nodes[:min(n, len(nodes))], nil
 }
 
 // fleetClient is the open fleet client.

@@ -67,7 +67,7 @@ func (f *fleetNode) redirect(c *fleet.Client) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), f.opts.Lease/3)
 	defer cancel()
-	nodes, err := c.LeastLoaded(ctx, 1, f.opts.Node)
+	nodes, err := leastLoaded(ctx, c, 1, f.opts.Node)
 	if err != nil {
 		return // the last answer stays
 	}

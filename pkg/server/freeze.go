@@ -251,7 +251,7 @@ func (f *Frozen) Commit() (moved, stayed int) {
 	s.relay.ReleaseHeld(func(port int, v6 bool) bool { return f.held[heldKey{port, v6}] })
 	s.table.EndWhere(func(a *allocation.Allocation) bool { return gone[a] }, allocation.EndMoved)
 	if s.fleet != nil {
-		s.fleet.close(false) // the successor counts what moved, under this node's name
+		s.fleet.retire() // the successor counts what moved, under this node's name
 	}
 	s.relay.Resume()
 	s.startClock()

@@ -423,7 +423,7 @@ func (s *Server) Close() error {
 		// enough: no reader serves anymore.
 		s.table.EndWhere(func(*allocation.Allocation) bool { return true }, why)
 		if s.fleet != nil {
-			s.fleet.close(true) // after the usage records of the allocations just ended
+			s.fleet.close() // after the usage records of the allocations just ended
 		}
 		s.relay.Close()
 		s.closeKernel()

@@ -23,6 +23,10 @@ type Admission interface {
 	// Admit counts one more allocation of user, or refuses it: an error
 	// wrapping ErrAdmissionQuota or ErrAdmissionUnavailable (486).
 	Admit(ctx context.Context, user string) error
+	// Busy decides without asking, as when its store cannot answer: too
+	// many Allocates wait for Admit already. nil admits (and counts);
+	// an error refuses, as Admit's do.
+	Busy(user string) error
 	// Hold counts an allocation of user admitted without asking.
 	Hold(user string)
 	// Release gives back one count of user's.
@@ -30,8 +34,7 @@ type Admission interface {
 }
 
 // maxAsking bounds the Allocates waiting for Admission.Admit at once; past
-// it they are counted with Hold, within the table's own quotas, rather
-// than refused or queued behind a slow store.
+// it Admission.Busy decides, rather than a queue behind a slow store.
 const maxAsking = 256
 
 // asking is the Allocates waiting for Admission.Admit, by 5-tuple and
@@ -56,18 +59,18 @@ func (a *asking) has(k askKey) bool {
 	return ok
 }
 
-// begin records k as asked; false while paused or past maxAsking.
-func (a *asking) begin(k askKey) bool {
+// begin records k as asked, unless paused or past maxAsking.
+func (a *asking) begin(k askKey) (paused, full bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.paused || len(a.now) >= maxAsking {
-		return false
+		return a.paused, !a.paused
 	}
 	if a.now == nil {
 		a.now = make(map[askKey]struct{})
 	}
 	a.now[k] = struct{}{}
-	return true
+	return false, false
 }
 
 func (a *asking) end(k askKey) {
@@ -120,32 +123,38 @@ func (h *Handler) admitted(r *Request, ticket allocation.Ticket, w bindings.Want
 		return
 	}
 	k := askKey{r.From.Tuple, r.Msg.TransactionID}
-	if !h.asking.begin(k) {
+	switch paused, full := h.asking.begin(k); {
+	case paused: // a freeze or a close: counted, decided by the table alone
 		h.admission.Hold(r.User)
-		if !h.open(r, ticket, w, fams, giveBack) {
-			h.admission.Release(r.User)
-		}
+		h.decided(r, nil, ticket, w, fams, giveBack)
+		return
+	case full:
+		h.decided(r, h.admission.Busy(r.User), ticket, w, fams, giveBack)
 		return
 	}
 	r = r.clone()
 	go func() {
 		defer h.asking.end(k)
-		err := h.admission.Admit(context.Background(), r.User)
-		if err != nil {
-			ticket.Cancel()
-			giveBack()
-			reason := RefusedFleetQuota
-			if errors.Is(err, ErrAdmissionUnavailable) {
-				reason = RefusedFleetUnavailable
-			}
-			h.events.Refused(stun.MethodAllocate.String(), reason, r.User, r.From.Tuple.Client)
-			h.fail(r, stun.CodeAllocQuotaReached)
-			return
-		}
-		if !h.open(r, ticket, w, fams, giveBack) {
-			h.admission.Release(r.User)
-		}
+		h.decided(r, h.admission.Admit(context.Background(), r.User), ticket, w, fams, giveBack)
 	}()
+}
+
+// decided goes on with an Allocate the Admission answered err to.
+func (h *Handler) decided(r *Request, err error, ticket allocation.Ticket, w bindings.Want, fams familyAsk, giveBack func()) {
+	if err != nil {
+		ticket.Cancel()
+		giveBack()
+		reason := RefusedFleetQuota
+		if errors.Is(err, ErrAdmissionUnavailable) {
+			reason = RefusedFleetUnavailable
+		}
+		h.events.Refused(stun.MethodAllocate.String(), reason, r.User, r.From.Tuple.Client)
+		h.fail(r, stun.CodeAllocQuotaReached)
+		return
+	}
+	if !h.open(r, ticket, w, fams, giveBack) {
+		h.admission.Release(r.User)
+	}
 }
 
 // asked reports whether r retransmits an Allocate still waiting for the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"sync"
 	"testing"
@@ -23,10 +24,11 @@ type admission struct {
 	log     []string
 	asked   chan string
 	answers chan error
+	busy    error // what Busy answers
 }
 
 func newAdmission() *admission {
-	return &admission{asked: make(chan string, 16), answers: make(chan error)}
+	return &admission{asked: make(chan string, 512), answers: make(chan error)}
 }
 
 func (a *admission) Admit(_ context.Context, user string) error {
@@ -38,7 +40,11 @@ func (a *admission) Admit(_ context.Context, user string) error {
 	}
 	return err
 }
-func (a *admission) Hold(user string)    { a.note("hold " + user) }
+func (a *admission) Hold(user string) { a.note("hold " + user) }
+func (a *admission) Busy(user string) error {
+	a.note("busy " + user)
+	return a.busy
+}
 func (a *admission) Release(user string) { a.note("release " + user) }
 
 func (a *admission) note(s string) {
@@ -202,4 +208,36 @@ func TestPauseAdmissionsDeadline(t *testing.T) {
 		t.Errorf("PauseAdmissions = %v, want the ctx's error", err)
 	}
 	adm.answers <- nil
+}
+
+// TestAdmissionBusy: past the Allocates that may wait at once, the
+// Admission decides without asking (a refusal here), and the waiting ones
+// are answered as usual.
+func TestAdmissionBusy(t *testing.T) {
+	e, adm := newAdmissionEnv(t)
+	adm.busy = fmt.Errorf("busy: %w", turn.ErrAdmissionUnavailable)
+	var lanes []*lane
+	for i := range 256 {
+		c, l := udpClient(1)
+		c.Tuple.Client = netip.AddrPortFrom(c.Tuple.Client.Addr(), uint16(20000+i))
+		e.h.Serve(e.build(t, stun.MethodAllocate, aliceUser(), transportUDP()), c)
+		<-adm.asked
+		lanes = append(lanes, l)
+	}
+	c, l := udpClient(2)
+	e.h.Serve(e.build(t, stun.MethodAllocate, aliceUser(), transportUDP()), c)
+	if code, _ := codeOf(await(t, l)); code != 486 {
+		t.Errorf("the Allocate past the limit: %d, want 486", code)
+	}
+	if got := e.events.refusals(); !slices.Contains(got, "Allocate "+turn.RefusedFleetUnavailable+" "+alice) {
+		t.Errorf("refusals %q", got)
+	}
+	for range lanes {
+		adm.answers <- nil
+	}
+	for _, l := range lanes {
+		if code, _ := codeOf(await(t, l)); code != 0 {
+			t.Fatalf("a waiting Allocate answered %d", code)
+		}
+	}
 }
