@@ -28,16 +28,7 @@ func startNodes(t *testing.T, opts ...server.Options) []*server.Server {
 	guard(t)
 	var out []*server.Server
 	for _, o := range opts {
-		s, err := server.New(o)
-		if err != nil {
-			t.Fatalf("new server: %v", err)
-		}
-		t.Cleanup(func() {
-			if err := s.Close(); err != nil {
-				t.Errorf("close: %v", err)
-			}
-		})
-		out = append(out, s)
+		out = append(out, startUnguarded(t, o))
 	}
 	return out
 }

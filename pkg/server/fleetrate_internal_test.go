@@ -2,38 +2,12 @@ package server
 
 import (
 	"maps"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/turnd/turnd/pkg/allocation"
 	"github.com/turnd/turnd/pkg/config"
 )
-
-// fakeFleet is a fleetRates whose other nodes' figures the test sets.
-type fakeFleet struct {
-	mu        sync.Mutex
-	others    map[string]uint64
-	published []map[string]uint64
-}
-
-func (f *fakeFleet) PublishRates(m map[string]uint64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.published = append(f.published, maps.Clone(m))
-}
-
-func (f *fakeFleet) OthersRate(user string) uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.others[user]
-}
-
-func (f *fakeFleet) setOthers(m map[string]uint64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.others = m
-}
 
 // TestFleetAllowance: under the limit a node may use all the other nodes
 // leave; over it each node scales itself down by the fleet's excess; never
@@ -113,7 +87,7 @@ func settle(t *testing.T, limit int64, demand []uint64, together bool) {
 // node's allowance, from the first allocation on and at each set; an
 // unlimited user stays unlimited; without the fleet the whole limit is back.
 func TestUserRatesFollowTheFleet(t *testing.T) {
-	f := &fakeFleet{others: map[string]uint64{"alice": 400, "bob": 5000}}
+	f := NewFakeFleetRates(map[string]uint64{"alice": 400, "bob": 5000})
 	var u userRates
 	u.fleet.rates = f
 	alice := u.acquire("alice", limitsOf(1000))
@@ -124,7 +98,7 @@ func TestUserRatesFollowTheFleet(t *testing.T) {
 		return config.Limits{UserTotalBPS: 1000, UserTotalBPSOverrides: map[string]int64{"bob": 0}}
 	}
 	bob := u.acquire("bob", limits)
-	f.setOthers(map[string]uint64{"alice": 3000, "bob": 5000})
+	f.SetOthers(map[string]uint64{"alice": 3000, "bob": 5000})
 	u.set(limits)
 	if got := alice.Rate(); got != 125 {
 		t.Errorf("alice with the others over her limit: rate %d, want the floor 125", got)

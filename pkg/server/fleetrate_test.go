@@ -1,13 +1,12 @@
 package server_test
 
 import (
-	"maps"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/turnd/turnd/internal/testturn"
+	"github.com/turnd/turnd/pkg/server"
 )
 
 // fleetFlow is one allocation with its peer.
@@ -15,35 +14,6 @@ type fleetFlow struct {
 	client *testturn.Client
 	relay  *net.UDPAddr
 	peer   rawPeer
-}
-
-// fleetFigures is a server.FleetRates whose other nodes' figures the test
-// sets and which keeps what the server published.
-type fleetFigures struct {
-	mu        sync.Mutex
-	others    map[string]uint64
-	published []map[string]uint64
-}
-
-func (f *fleetFigures) PublishRates(m map[string]uint64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.published = append(f.published, maps.Clone(m))
-}
-
-func (f *fleetFigures) OthersRate(user string) uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.others[user]
-}
-
-func (f *fleetFigures) last() map[string]uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.published) == 0 {
-		return nil
-	}
-	return f.published[len(f.published)-1]
 }
 
 // TestFleetSharesUserTotalBPS: with other nodes relaying 600 kbit/s of
@@ -64,7 +34,7 @@ func TestFleetSharesUserTotalBPS(t *testing.T) {
 	opts.Config.Limits.UserTotalBPS = limit
 	opts.Config.Limits.UserTotalBPSOverrides = map[string]int64{"bob": 0}
 	s := start(t, opts)
-	f := &fleetFigures{others: map[string]uint64{"demo": others}}
+	f := server.NewFakeFleetRates(map[string]uint64{"demo": others})
 	s.SetFleetRates(f)
 
 	var flows []fleetFlow
@@ -105,7 +75,7 @@ func TestFleetSharesUserTotalBPS(t *testing.T) {
 				got, dir, elapsed, want, allowance)
 		}
 	}
-	pub := f.last()
+	pub := f.Last()
 	t.Logf("demo relayed %d bytes to peers, %d from them in %v; published %v", to, from, elapsed, pub)
 	if _, ok := pub["bob"]; ok || len(pub) != 1 {
 		t.Errorf("published %v, want demo's rate alone (bob is unlimited)", pub)
@@ -115,9 +85,7 @@ func TestFleetSharesUserTotalBPS(t *testing.T) {
 		t.Errorf("published demo at %.0f bit/s, want about her share %.0f", got, allowance)
 	}
 
-	f.mu.Lock()
-	f.others = nil
-	f.mu.Unlock()
+	f.SetOthers(nil)
 	s.SampleFleetRates(time.Now())
 	// Eight datagrams at once fit the whole limit's 100 ms burst, not the
 	// share's (three of them).

@@ -48,6 +48,13 @@ func testOptions() server.Options { return server.Options{Config: testConfig()} 
 func start(t *testing.T, opts server.Options) *server.Server {
 	t.Helper()
 	guard(t)
+	return startUnguarded(t, opts)
+}
+
+// startUnguarded is start for a test that guards itself once for several
+// servers.
+func startUnguarded(t *testing.T, opts server.Options) *server.Server {
+	t.Helper()
 	s, err := server.New(opts)
 	if err != nil {
 		t.Fatalf("new server: %v", err)
