@@ -1,0 +1,86 @@
+package e2e
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pion/stun/v4"
+
+	"github.com/turnd/turnd/internal/testturn"
+	"github.com/turnd/turnd/pkg/config"
+)
+
+// TestFleetDrainRedirectMatchesTransport: a draining node's 300 to a TCP
+// client names the serving node's TCP listener, not its UDP one.
+func TestFleetDrainRedirectMatchesTransport(t *testing.T) {
+	f := newFleet(t)
+	nodes := f.start("a", "c")
+	a, c := nodes[0], nodes[1]
+	testturn.Dial(t, "udp", a.UDP, "mallory", "m").MustAllocate() // keeps a draining
+	eventually(t, 5*time.Second, "c published", func() bool {
+		n, err := f.redis.Admin().Exists(context.Background(), "turnd:node:c").Result()
+		return err == nil && n == 1
+	})
+	a.signal(syscall.SIGTERM)
+	a.waitLog("drain started", 5*time.Second)
+	var alt stun.AlternateServer
+	// The redirect is looked up at the drain's heartbeat, after the signal.
+	eventually(t, 5*time.Second, "a 300 with ALTERNATE-SERVER to a TCP client", func() bool {
+		resp := testturn.Dial(t, "tcp", a.TCP, "demo", "demo").Allocate()
+		return testturn.ErrorCode(resp) == 300 && alt.GetFrom(resp) == nil
+	})
+	if got := net.JoinHostPort(alt.IP.String(), itoa(alt.Port)); got != c.TCP {
+		t.Fatalf("300 to a TCP client names %s, want c's TCP listener %s (c's UDP is %s)", got, c.TCP, c.UDP)
+	}
+}
+
+// TestFleetCredentialsNameEveryReadyNode: with three ready nodes and
+// credentials.nodes 3, /credentials names all three, its credentials relay
+// through each node it names, and while Redis is down it answers 503.
+func TestFleetCredentialsNameEveryReadyNode(t *testing.T) {
+	f := newFleet(t)
+	var nodes []*turnd
+	for _, name := range []string{"a", "b", "c"} {
+		cfg := f.config(name)
+		cfg.Limits.UserAllocations = 16 // uclient takes two per client
+		nodes = append(nodes, start(t, cfg))
+	}
+	var udp []string
+	eventually(t, 5*time.Second, "an answer naming every node's UDP listener", func() bool {
+		code, body := f.do(nodes[0], http.MethodGet, "/credentials?user=carol")
+		if code != http.StatusOK {
+			return false
+		}
+		udp = udp[:0]
+		for _, s := range decodeCredentials(t, body).URIs {
+			if u, err := config.ParseTURNURI(s); err == nil && u.Transport == "udp" && !u.Secure {
+				udp = append(udp, net.JoinHostPort(u.Host, itoa(int(u.Port))))
+			}
+		}
+		return len(udp) == 3
+	})
+	for _, p := range nodes {
+		if !slices.Contains(udp, p.UDP) {
+			t.Fatalf("the answer's UDP URIs %v miss node %s", udp, p.UDP)
+		}
+	}
+	_, body := f.do(nodes[1], http.MethodGet, "/credentials?user=carol")
+	creds := decodeCredentials(t, body)
+	peer := itoa(startPeer(t))
+	for _, server := range udp {
+		r := uclient(t, uclientTimeout, server, "-u", creds.Username, "-w", creds.Password,
+			"-e", "127.0.0.1", "-r", peer, "-X", "-c", "-m", "1", "-n", "10", "-l", "100")
+		requireZeroLoss(t, r, 10)
+	}
+
+	f.redis.Stop()
+	eventually(t, 5*time.Second, "503 while Redis is down", func() bool {
+		code, _ := f.do(nodes[2], http.MethodGet, "/credentials?user=carol")
+		return code == http.StatusServiceUnavailable
+	})
+}
