@@ -60,6 +60,9 @@ type Options struct {
 	// whenever it changes (first by Open, if the fleet already revokes
 	// some). Called from Open or the heartbeat goroutine: it must not block.
 	OnRevoked func(users []string)
+	// State, if set, is the node's state in its first beat, which Open
+	// writes before it returns: a node is placeable as soon as it serves.
+	State *NodeState
 	// Clock makes the heartbeat's and the probe's timers. Nil means
 	// drain.SystemClock(); tests use a fake one to beat on demand. Lease
 	// expiry is Redis's clock, not this one.
@@ -122,6 +125,9 @@ func Open(ctx context.Context, o Options) (*Client, error) {
 
 	// The first beat registers the node (and writes its empty counts)
 	// before Open returns, so a caller's first Admit already counts here.
+	if o.State != nil {
+		c.pub.set(o.Node, *o.State)
+	}
 	bctx, cancel := opContext(ctx, c.opTimeout())
 	err = c.beat(bctx)
 	cancel()

@@ -105,7 +105,10 @@ func fleetOptions(c config.Fleet) (fleet.Options, error) {
 // not an error (the client probes on). Counts and usage kept before it
 // opened go to the client first.
 func (f *fleetNode) open() error {
-	c, err := fleet.Open(context.Background(), f.opts)
+	o := f.opts
+	st := f.state()
+	o.State = &st // listed with its URIs from the first beat on
+	c, err := fleet.Open(context.Background(), o)
 	if err != nil {
 		return fmt.Errorf("open fleet: %w", err)
 	}

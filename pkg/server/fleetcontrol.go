@@ -35,7 +35,10 @@ func (f *fleetNode) run(c *fleet.Client) {
 }
 
 // publish hands the client this node's state; it never waits on Redis.
-func (f *fleetNode) publish(c *fleet.Client) {
+func (f *fleetNode) publish(c *fleet.Client) { c.Publish(f.state()) }
+
+// state is this node's state, load, URIs and sessions now.
+func (f *fleetNode) state() fleet.NodeState {
 	st := fleet.NodeState{State: fleet.StateServing, Allocations: f.s.table.Count(), BPS: uint64(f.s.relayedBPS()),
 		URIs: f.s.advertised()}
 	if !f.s.table.Admitting() {
@@ -44,7 +47,7 @@ func (f *fleetNode) publish(c *fleet.Client) {
 	for _, info := range f.s.table.List("") {
 		st.Sessions = append(st.Sessions, fleetSession(info))
 	}
-	c.Publish(st)
+	return st
 }
 
 func fleetSession(info allocation.Info) fleet.Session {

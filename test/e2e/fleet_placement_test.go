@@ -1,43 +1,14 @@
 package e2e
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/pion/stun/v4"
-
-	"github.com/turnd/turnd/internal/testturn"
 	"github.com/turnd/turnd/pkg/config"
 )
-
-// TestFleetDrainRedirectMatchesTransport: a draining node's 300 to a TCP
-// client names the serving node's TCP listener, not its UDP one.
-func TestFleetDrainRedirectMatchesTransport(t *testing.T) {
-	f := newFleet(t)
-	nodes := f.start("a", "c")
-	a, c := nodes[0], nodes[1]
-	testturn.Dial(t, "udp", a.UDP, "mallory", "m").MustAllocate() // keeps a draining
-	eventually(t, 5*time.Second, "c published", func() bool {
-		n, err := f.redis.Admin().Exists(context.Background(), "turnd:node:c").Result()
-		return err == nil && n == 1
-	})
-	a.signal(syscall.SIGTERM)
-	a.waitLog("drain started", 5*time.Second)
-	var alt stun.AlternateServer
-	// The redirect is looked up at the drain's heartbeat, after the signal.
-	eventually(t, 5*time.Second, "a 300 with ALTERNATE-SERVER to a TCP client", func() bool {
-		resp := testturn.Dial(t, "tcp", a.TCP, "demo", "demo").Allocate()
-		return testturn.ErrorCode(resp) == 300 && alt.GetFrom(resp) == nil
-	})
-	if got := net.JoinHostPort(alt.IP.String(), itoa(alt.Port)); got != c.TCP {
-		t.Fatalf("300 to a TCP client names %s, want c's TCP listener %s (c's UDP is %s)", got, c.TCP, c.UDP)
-	}
-}
 
 // TestFleetCredentialsNameEveryReadyNode: with three ready nodes and
 // credentials.nodes 3, /credentials names all three, its credentials relay
