@@ -186,3 +186,26 @@ func TestRetireKeepsOnlyUsage(t *testing.T) {
 		t.Errorf("usage stream holds %d (%v), want the record written after Retire", n, err)
 	}
 }
+
+// TestRetiredWritesUsageAfterAnOutage: with no heartbeat to probe Redis, a
+// retired Client's writer retries the usage records itself.
+func TestRetiredWritesUsageAfterAnOutage(t *testing.T) {
+	r := startRedis(t)
+	a := r.open(Options{Node: "a", Lease: 3 * time.Second})
+	a.Retire()
+	r.stop()
+	a.Usage(Record{Allocation: "127.0.0.1:50000", User: "alice"})
+	r.start()
+	a.Usage(Record{Allocation: "127.0.0.1:50002", User: "alice"})
+	admin := r.admin()
+	deadline := time.Now().Add(5 * time.Second)
+	for admin.XLen(ctxT(t), "t:usage").Val() != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("stream holds %d of the 2 records; stats %+v", admin.XLen(ctxT(t), "t:usage").Val(), a.Stats())
+		}
+		time.Sleep(50 * time.Millisecond) // the writer's retry, every second
+	}
+	if err := a.Detach(); err != nil {
+		t.Fatal(err)
+	}
+}

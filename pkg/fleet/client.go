@@ -217,10 +217,12 @@ func (c *Client) Detach() error { return c.stop(false) }
 // (a hand-over) while some allocations stay here to drain: the heartbeat
 // and the subscription stop, Hold, Release and Admit do nothing more
 // (the successor's counts are the node's now), and usage records are
-// still written until Detach.
+// still written until Detach, retried every second while Redis fails
+// (no heartbeat probes it any more). It does not wait: a beat in flight
+// is cancelled.
 func (c *Client) Retire() {
 	c.retired.Store(true)
-	c.stopLive()
+	c.liveCancel()
 }
 
 // stopLive stops the heartbeat and the subscriber, once.
@@ -242,7 +244,7 @@ func (c *Client) stop(leave bool) error {
 		ctx, cancel := opContext(context.Background(), c.opTimeout())
 		defer cancel()
 		err = nil
-		if c.state.isUp() {
+		if c.state.isUp() || c.retired.Load() { // a retired Client has no probe to bring it up
 			if ferr := c.flushUsage(ctx); ferr != nil {
 				err = ferr
 			}

@@ -224,15 +224,6 @@ func (c *Client) syncRevoked(ctx context.Context) error {
 	if err != nil {
 		return c.fail(ctx, "read revoked users", err)
 	}
-	// Only live nodes' lists count: a node gone for good (scaled down,
-	// renamed) must not revoke its users for ever.
-	live, err := c.liveNames(ctx)
-	if err != nil {
-		return c.fail(ctx, "read live nodes", err)
-	}
-	names = slices.DeleteFunc(names, func(n string) bool {
-		return !slices.ContainsFunc(live, func(z redis.Z) bool { return z.Member == n })
-	})
 	var remote []string
 	if len(names) > 0 {
 		sets := make([]string, len(names))

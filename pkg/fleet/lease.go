@@ -198,8 +198,8 @@ func (c *Client) rebuild(ctx context.Context) error {
 }
 
 // leave removes this node from the fleet at once: a clean stop releases
-// its share without waiting for the lease. Its revocation list stays, for
-// a restart under the same name; the union reads live nodes' lists only.
+// its share without waiting for the lease. Its revocation list stays: the
+// union covers stopped nodes too, so a revocation fails closed.
 func (c *Client) leave(ctx context.Context) error {
 	c.counts.books.Lock() // waits out an Admit in flight
 	defer c.counts.books.Unlock()

@@ -90,8 +90,13 @@ func (c *Client) send() {
 		up, _, changed := c.state.watch()
 		ctx, cancel := opContext(c.ctx, c.opTimeout())
 		_ = c.sendDeltas(ctx) // a failure marks the Client down
-		if up {
-			_ = c.flushUsage(ctx)
+		var retry <-chan time.Time
+		if up || c.retired.Load() {
+			// A retired Client has no heartbeat to probe Redis: its
+			// writer tries again itself while records wait.
+			if err := c.flushUsage(ctx); err != nil && c.retired.Load() {
+				retry = time.After(probeEvery)
+			}
 		}
 		cancel()
 		select {
@@ -99,6 +104,7 @@ func (c *Client) send() {
 			return
 		case <-c.wakeSend:
 		case <-changed:
+		case <-retry:
 		}
 	}
 }

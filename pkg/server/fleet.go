@@ -115,11 +115,27 @@ func (f *fleetNode) open() error {
 	c.SetRevoked(f.s.cfg.Load().Auth.RevokedUsers)
 	f.mu.Lock()
 	if f.closed || f.retired {
-		f.mu.Unlock()
-		if f.closed && !f.retired {
-			return c.Close()
+		// Too late to serve; the usage ended meanwhile is still written.
+		usage, retired, closed := f.usage, f.retired, f.closed
+		f.usage = nil
+		if !closed {
+			// Retired while connecting: what stays here writes its usage
+			// to this client until close detaches it; no run loop.
+			c.Retire()
+			f.client.Store(c)
+			close(f.done)
 		}
-		return c.Detach()
+		f.mu.Unlock()
+		for _, r := range usage {
+			c.Usage(r)
+		}
+		switch {
+		case !closed:
+			return nil
+		case retired:
+			return c.Detach()
+		}
+		return c.Close()
 	}
 	for user, n := range f.early {
 		for range n {
@@ -162,10 +178,8 @@ func (f *fleetNode) retire() {
 	if c == nil {
 		return
 	}
-	go func() {
-		f.stopRun()
-		c.Retire()
-	}()
+	c.Retire()     // at once: from now on the successor's counts are the name's
+	go f.stopRun() // the run loop may be waiting on Redis
 }
 
 // close leaves the fleet, or, once retired, detaches from it: the node's

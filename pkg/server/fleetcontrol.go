@@ -87,12 +87,13 @@ func (f *fleetNode) redirect(c *fleet.Client) {
 }
 
 // alternateOf is the address a 300 names for a node: that of its first
-// turn: URI over UDP, else of its first URI.
+// turn: URI over UDP, else of its first turn: URI (never a turns: one,
+// which a UDP or TCP client cannot speak).
 func alternateOf(uris []string) (alternateEntry, bool) {
 	var first *config.TURNURI
 	for _, s := range uris {
 		u, err := config.ParseTURNURI(s)
-		if err != nil {
+		if err != nil || u.Secure {
 			continue
 		}
 		if !u.Secure && u.Transport == "udp" {

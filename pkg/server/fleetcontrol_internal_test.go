@@ -34,9 +34,12 @@ func TestAlternateOf(t *testing.T) {
 	if !ok || e.ip != netip.MustParseAddr("192.0.2.7") || e.port != 3478 {
 		t.Errorf("alternateOf = %+v, %v", e, ok)
 	}
-	e, ok = alternateOf([]string{"turns:turn.example.org:5349"})
-	if !ok || e.host != "turn.example.org" || e.ip.IsValid() || e.port != 5349 {
-		t.Errorf("only turns: %+v, %v", e, ok)
+	e, ok = alternateOf([]string{"turns:turn.example.org:5349", "turn:turn.example.org:3479?transport=tcp"})
+	if !ok || e.host != "turn.example.org" || e.ip.IsValid() || e.port != 3479 {
+		t.Errorf("turns: and turn: over TCP: %+v, %v", e, ok)
+	}
+	if _, ok := alternateOf([]string{"turns:turn.example.org:5349"}); ok {
+		t.Error("only turns:, an alternate")
 	}
 	if _, ok := alternateOf(nil); ok {
 		t.Error("no URIs, an alternate")
