@@ -170,9 +170,18 @@ func TestPeerArrived(t *testing.T) {
 	if a.r != r || a.peer != c.LocalAddr().(*net.TCPAddr).AddrPort() {
 		t.Fatalf("PeerArrived(%p, %v), want (%p, %v)", a.r, a.peer, r, c.LocalAddr())
 	}
-	taken, ok := rl.Routes().TakePeer(r, 9)
-	if !ok {
-		t.Fatal("the arrived peer is not waiting under id 9")
+	// The relay records the peer once PeerArrived has returned, which the
+	// test cannot observe: a bounded wait for it.
+	var taken io.ReadWriteCloser
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		var ok bool
+		if taken, ok = rl.Routes().TakePeer(r, 9); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the arrived peer is not waiting under id 9")
+		}
+		time.Sleep(time.Millisecond)
 	}
 	defer taken.Close()
 	exchange(t, taken, c)
