@@ -45,19 +45,7 @@ func TestChartFleetGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "golden", name+".yaml")
-			if os.Getenv("TURND_UPDATE_GOLDEN") == "1" {
-				if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if out != string(want) {
-				t.Errorf("fleet renders differently from %s:\n%s", golden, firstDiff(string(want), out))
-			}
+			matchGolden(t, name, out, "fleet")
 		})
 	}
 	t.Run("off", func(t *testing.T) {

@@ -89,19 +89,7 @@ func TestChartOffloadOffRendersAsBefore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "golden", name+".yaml")
-			if os.Getenv("TURND_UPDATE_GOLDEN") == "1" {
-				if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if out != string(want) {
-				t.Errorf("offload off renders differently from %s:\n%s", golden, firstDiff(string(want), out))
-			}
+			matchGolden(t, name, out, "offload off")
 			if strings.Contains(out, "BPF") || strings.Contains(out, "NET_ADMIN") {
 				t.Error("offload off renders BPF or NET_ADMIN")
 			}
@@ -171,5 +159,25 @@ func TestChartOffloadHandover(t *testing.T) {
 	stdout, stderr, err := run(nil, tool(t, "HELM", "helm"), append([]string{"lint", "--strict", chartDir}, args...)...)
 	if err != nil || strings.Contains(stdout+stderr, "[WARNING]") || strings.Contains(stdout+stderr, "[ERROR]") {
 		t.Errorf("helm lint --strict: %v\n%s%s", err, stdout, stderr)
+	}
+}
+
+// matchGolden compares a render with testdata/golden/NAME.yaml, what
+// naming the render in the failure; TURND_UPDATE_GOLDEN=1 rewrites the
+// file first, after an intended change.
+func matchGolden(t *testing.T, name, out, what string) {
+	t.Helper()
+	golden := filepath.Join("testdata", "golden", name+".yaml")
+	if os.Getenv("TURND_UPDATE_GOLDEN") == "1" {
+		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Errorf("%s renders differently from %s:\n%s", what, golden, firstDiff(string(want), out))
 	}
 }
