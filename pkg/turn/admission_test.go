@@ -62,8 +62,8 @@ func (a *admission) calls() []string {
 // await returns the lane's one answer once it is written.
 func await(t *testing.T, l *lane) *stun.Message {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	timeout := time.After(5 * time.Second)
+	for {
 		if got := l.take(); len(got) > 0 {
 			if len(got) != 1 {
 				t.Fatalf("%d answers, want 1", len(got))
@@ -74,10 +74,12 @@ func await(t *testing.T, l *lane) *stun.Message {
 			}
 			return m
 		}
-		time.Sleep(time.Millisecond) // the answer is written by the admission's goroutine
+		select {
+		case <-l.wrote: // written by the admission's goroutine
+		case <-timeout:
+			t.Fatal("no answer")
+		}
 	}
-	t.Fatal("no answer")
-	return nil
 }
 
 func newAdmissionEnv(t *testing.T) (*env, *admission) {

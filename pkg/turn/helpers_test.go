@@ -114,14 +114,19 @@ func (e *events) refusals() []string {
 
 // lane is a bindings.Lane that records what is written to it.
 type lane struct {
-	mu   sync.Mutex
-	sent [][]byte
+	mu    sync.Mutex
+	sent  [][]byte
+	wrote chan struct{} // signalled (coalesced) on every write
 }
 
 func (l *lane) WriteToUDPAddrPort(b []byte, _ netip.AddrPort) (int, error) {
 	l.mu.Lock()
 	l.sent = append(l.sent, append([]byte(nil), b...))
 	l.mu.Unlock()
+	select {
+	case l.wrote <- struct{}{}:
+	default:
+	}
 	return len(b), nil
 }
 
@@ -186,7 +191,7 @@ func newEnvWith(t testing.TB, opts func(*turn.Options), edit ...func(*turn.Polic
 
 // udpClient is a client 5-tuple on a UDP lane, from the given last octet.
 func udpClient(octet byte) (*bindings.Client, *lane) {
-	l := &lane{}
+	l := &lane{wrote: make(chan struct{}, 1)}
 	return &bindings.Client{Tuple: netaddr.FiveTuple{
 		Client: netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, octet}), 50000),
 		Server: netip.MustParseAddrPort("127.0.0.1:3478"),
